@@ -1,0 +1,97 @@
+// core::analyze — the cheap, closed-form tiling summary of a (graph, config, target).
+//
+// Feasibility (every violated capacity/alignment rule, with its numbers) and, per fused
+// kernel, tile counts and tails, task counts per core type, bytes per memory level,
+// Cube fractal work and vector work — all without generating instructions. The cost
+// model scores candidates from this summary, so it must be fast (an Analyzer is built
+// once per graph and then called per config) and it must agree with what the full
+// pipeline produces; tests/core check that for random configs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/program.h"
+#include "core/target.h"
+#include "core/tensor_graph.h"
+#include "core/tile_config.h"
+
+namespace pto {
+
+// One broken rule, e.g. {"L0C capacity", "mL0=256 x nL0=256 x 4 B = 262144 B > L0C 131072 B"}.
+struct Violation {
+  std::string rule;
+  std::string detail;
+};
+std::string format_violations(const std::vector<Violation>& v);  // one per line
+
+// Vector work of one op kind within a kernel. `repeats` is the sum over its
+// instructions of ceil(bytes / 256): the Ascend vector cost is
+// instrs * latency + (repeats - instrs) * (elements per 256 B / parallelism).
+struct VectorWork {
+  OpKind op = OpKind::Add;
+  bool reduce = false;
+  DType dtype = DType::F32;
+  int64_t instrs = 0;
+  int64_t repeats = 0;
+  int64_t elements = 0;
+};
+
+struct KernelSummary {
+  int kernel = -1;
+  std::vector<NodeId> nodes;
+  bool uses_cube = false;
+  Shape iteration;        // the kernel's iteration space (cube: [batch..., M, N])
+  Shape tile;             // full tile per iteration dim (cube: [1..., mL1, nL1])
+  Shape tile_counts;      // tiles per dim
+  Shape tail;             // extent of the last tile per dim (== tile where it divides)
+  int64_t aic_tasks = 0;
+  int64_t aiv_tasks = 0;
+  int64_t instructions = 0;  // executed over all tasks, flags included
+
+  // Cube kernels.
+  int64_t k_steps = 0;       // L1-level K iterations per cube task
+  int64_t split_k = 1;       // K chunks per output tile (1 without split-K)
+  int64_t tmatmuls = 0;
+  int64_t fractals = 0;      // fractal MACs issued, partial fractals counted whole
+  double useful_flops = 0;   // 2*M*N*K over the batch
+
+  // Bytes moved, totals over the kernel's tasks.
+  double gm_read_bytes = 0;  // MTE2 loads from GM (operands, vector inputs, workspace)
+  double gm_write_bytes = 0; // MTE3 / FIX stores to GM
+  double l1_to_l0a_bytes = 0;
+  double l1_to_l0b_bytes = 0;
+  double l0c_out_bytes = 0;  // FIX traffic out of L0C
+  double workspace_bytes = 0;  // fused cube->vector intermediate, written + read back
+
+  std::vector<VectorWork> vector_work;
+  std::map<MemLevel, int64_t> footprint;  // peak bytes per local level, one task
+  std::vector<int> after;                 // kernel-level dependencies
+};
+
+struct TilingSummary {
+  bool feasible = true;
+  std::vector<Violation> violations;
+  std::vector<KernelSummary> kernels;
+  int64_t instructions() const;
+};
+
+// Prepares the graph-dependent part once; analyze() is then cheap per config.
+class Analyzer {
+ public:
+  Analyzer(const TensorGraph& graph, const Target& target);
+  ~Analyzer();
+  Analyzer(Analyzer&&) noexcept;
+  TilingSummary analyze(const TileConfig& config) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+TilingSummary analyze(const TensorGraph& graph, const TileConfig& config, const Target& target);
+
+}  // namespace pto

@@ -1,0 +1,85 @@
+// Target: a hardware description the compiler, cost model and simulator all read.
+//
+// Ascend targets are JSON files in core/targets/ built from public platform data
+// (shared/ascend-facts.md); `host` is detected on this machine (sysfs caches, core
+// count, SIMD width). Capacities are hard on NPUs (a config that overflows is
+// infeasible) and soft on the host (overflow costs a spill penalty). The fingerprint
+// is a hash of the canonical JSON, so a changed description never matches old records.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/dtype.h"
+
+namespace pto {
+
+enum class CoreType { AIC, AIV };
+const char* core_type_name(CoreType t);
+
+// Fractal (Cube) block sizes for one input dtype: one fractal MAC per cycle per AIC.
+struct Fractal {
+  int m = 16, k = 16, n = 16;
+};
+
+// One entry of the vector latency/parallelism table (ascend-facts.md, "Vector unit").
+struct VectorCost {
+  int latency = 10;         // cycles
+  int parallelism = 128;    // elements per cycle
+};
+
+struct Target {
+  std::string name;              // "ascend910b1", "host"
+  std::string kind;              // "npu" or "cpu"
+  bool hard_capacity = true;     // NPU: overflow is infeasible; CPU: spill penalty
+  int aic_cores = 0;             // Cube cores (CPU: cores)
+  int aiv_cores = 0;             // Vector cores (CPU: cores)
+  bool split_cores = true;       // AIC and AIV are separate cores (910B); CPU: false
+  double clock_mhz = 0;
+
+  // Buffer capacities in bytes (CPU: UB ~ L1d, L1 ~ L2, L0* ~ register/L1d budget).
+  int64_t ub = 0, l1 = 0, l0a = 0, l0b = 0, l0c = 0, bt = 0, fixbuf = 0;
+  int64_t l2_bytes = 0;          // shared L2 (CPU: last-level cache)
+  int align_bytes = 32;          // tile last-axis alignment for UB/L1 operands
+  std::map<DType, Fractal> fractal;
+
+  // Per-core rates in bytes/cycle.
+  double gm_read_bpc = 32, l2_read_bpc = 110, l2_write_bpc = 86;
+  double l1_to_l0a_bpc = 512, l1_to_l0b_bpc = 256, l1_to_ub_bpc = 128;
+  double l0c_to_ub_bpc = 256, ub_to_gm_bpc = 64, ub_to_l1_bpc = 128;
+  // Shared bandwidths in GB/s.
+  double hbm_gbps = 0, l2_gbps = 0;
+
+  // Latencies in cycles.
+  int gm_read_latency = 320, gm_write_latency = 180;
+  int ub_copy_latency = 50, l1_copy_latency = 200, sync_latency = 1, vector_barrier = 18;
+  int kernel_launch_cycles = 0;  // fixed cost of one kernel launch
+  int task_dispatch_cycles = 0;  // fixed cost of starting one task on a core
+
+  std::map<std::string, VectorCost> vector_costs;  // keyed by op name ("add", "exp", ...)
+  VectorCost vector_cost(const std::string& op, DType dtype) const;
+
+  // CPU only: FMA throughput, in flops/cycle/core for fp32, and SIMD width in bytes.
+  double cpu_flops_per_cycle = 0;
+  int simd_bytes = 0;
+
+  double cube_flops_per_cycle(DType input) const;  // 2 * m*k*n of the fractal
+  int64_t cores(CoreType t) const { return t == CoreType::AIC ? aic_cores : aiv_cores; }
+
+  nlohmann::json to_json() const;
+  std::string fingerprint() const;  // 16 hex digits of a hash of the canonical JSON
+  // Usage Error naming the field for malformed input.
+  static Target from_json(const nlohmann::json& j);
+};
+
+std::vector<std::string> builtin_target_names();   // the JSON files + "host"
+// A built-in name, or a path to a JSON file of the user's own. Usage Error listing
+// the known names when neither.
+Target load_target(const std::string& name_or_path);
+Target detect_host_target();
+
+}  // namespace pto

@@ -1,0 +1,11 @@
+# Writes every targets/*.json into a C++ include: {"name", R"json(...)json"}, one per line.
+file(GLOB files ${DIR}/*.json)
+list(SORT files)
+set(body "")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "{\"${name}\", R\"pto_json(${text})pto_json\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
