@@ -30,6 +30,9 @@ struct OpDef {
   // Inputs in graph-input order -> outputs in graph-output order, computed in fp64
   // and rounded to the output dtype.
   std::function<std::vector<HostTensor>(const Workload&, const std::vector<HostTensor>&)> reference;
+  // What a PyPTO user would hand-pick for this workload (ascend-facts.md), before any
+  // clamping to the shape or the target; default_config() refines it.
+  std::function<TileConfig(const Workload&)> hand_picked;
 };
 
 const std::vector<OpDef>& op_library();
@@ -42,9 +45,9 @@ TensorGraph build_graph(const Workload& w);
 // Random inputs for the workload's graph, deterministic per seed.
 std::vector<HostTensor> random_inputs(const TensorGraph& g, uint64_t seed);
 
-// The default config a PyPTO user would write for this workload on this target
-// (ascend-facts.md, "what users hand-pick today"), clamped to the shape so that it is
-// feasible whenever any config is.
+// The default config: the op's hand_picked config clamped to the shape, then shrunk
+// (halving tile sizes, analyze() as the judge) until feasible on this target when it
+// is not. Implemented in core/default_config.cpp.
 TileConfig default_config(const Workload& w, const TensorGraph& g, const Target& t);
 
 }  // namespace pto
