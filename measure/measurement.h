@@ -1,0 +1,42 @@
+// Measurement: the outcome of timing one candidate config of one workload — its
+// status, statistics over repetitions, the model's prediction beside it, and where
+// and how it was measured. Simulated results say so (`simulated`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace pto::measure {
+
+enum class Status { OK, INFEASIBLE, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, WRONG_RESULT };
+const char* status_name(Status s);          // "OK", "INFEASIBLE", ...
+Status parse_status(const std::string& s);  // usage Error on unknown names
+
+struct Stats {
+  double median_ns = 0;
+  double p10_ns = 0;
+  double p90_ns = 0;
+  int repetitions = 0;
+};
+
+struct Measurement {
+  Status status = Status::OK;
+  std::string error;          // why, for any status but OK
+  Stats stats;
+  double predicted_ns = 0;    // the cost model's prediction, 0 when none
+  std::string backend;        // "sim", "cpu", "model"
+  bool simulated = false;     // true for sim and model: not a real measurement
+  bool verified = false;      // cpu: the first run matched the reference
+  double max_abs_err = 0;
+  std::string host;           // machine it ran on
+  std::string detail_json;    // backend-specific detail (sim: pipe utilisation, bound)
+  int64_t timestamp = 0;      // unix seconds
+
+  bool ok() const { return status == Status::OK; }
+  nlohmann::json to_json() const;
+  static Measurement from_json(const nlohmann::json& j);
+};
+
+}  // namespace pto::measure
