@@ -21,5 +21,8 @@ float fp16_to_float(uint16_t h);
 uint16_t float_to_fp16(float f);            // round to nearest even
 float bf16_to_float(uint16_t h);
 uint16_t float_to_bf16(float f);            // round to nearest even
+// Directly from double, rounding once (rounding through float first could round twice).
+uint16_t double_to_fp16(double d);
+uint16_t double_to_bf16(double d);
 
 }  // namespace pto

@@ -26,6 +26,7 @@ struct OpDef {
   std::vector<std::string> dims;       // shape signature, e.g. {"M","K","N"}
   std::string summary;                 // one line for `pto-tune ops`
   std::vector<std::string> attrs;      // attribute names it accepts, e.g. {"causal"}
+  std::vector<DType> dtypes;           // element types it accepts, the first is the usual one
   std::function<TensorGraph(const Workload&)> build;
   // Inputs in graph-input order -> outputs in graph-output order, computed in fp64
   // and rounded to the output dtype.

@@ -1,0 +1,36 @@
+// Reference kernels of the op library (internal to core/op_library.cpp).
+//
+// Plain loops over the inputs in fp64, the result rounded once to the output dtype;
+// they never go through a TensorGraph, so that comparing them with an interpretation
+// of the op's graph checks the graph builders. Where an op's definition itself rounds
+// (attention casts its probabilities to the input dtype), the reference rounds there
+// too. Loops over independent rows run in parallel: verification calls these on
+// full-size workloads.
+#pragma once
+
+#include "core/host_tensor.h"
+
+namespace pto::reference {
+
+// [..., M, K] x [..., K, N] -> [..., M, N] (operands stored transposed when flagged).
+HostTensor matmul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
+                  DType out);
+// gelu(a x b + bias), bias [N], exact (erf) gelu, in the inputs' dtype.
+HostTensor matmul_bias_gelu(const HostTensor& a, const HostTensor& b, const HostTensor& bias);
+
+HostTensor add(const HostTensor& x, const HostTensor& y);
+HostTensor erfc(const HostTensor& x);
+HostTensor gelu(const HostTensor& x);
+
+// Over the last dim of [R, C] -> [R].
+HostTensor sum_last(const HostTensor& x);
+HostTensor amax_last(const HostTensor& x);
+// Row-wise over the last dim; gamma and beta are [C].
+HostTensor softmax(const HostTensor& x);
+HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const HostTensor& beta, double eps);
+HostTensor rmsnorm(const HostTensor& x, const HostTensor& gamma, double eps);
+
+// q, k, v [B, H, S, D]: softmax(q k^T / sqrt(D), causal bottom-right mask) v.
+HostTensor attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, bool causal);
+
+}  // namespace pto::reference
