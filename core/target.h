@@ -35,6 +35,7 @@ struct VectorCost {
 struct Target {
   std::string name;              // "ascend910b1", "host"
   std::string kind;              // "npu" or "cpu"
+  std::string notes, source;     // free text: caveats, where the figures come from
   bool hard_capacity = true;     // NPU: overflow is infeasible; CPU: spill penalty
   int aic_cores = 0;             // Cube cores (CPU: cores)
   int aiv_cores = 0;             // Vector cores (CPU: cores)
@@ -60,7 +61,10 @@ struct Target {
   int kernel_launch_cycles = 0;  // fixed cost of one kernel launch
   int task_dispatch_cycles = 0;  // fixed cost of starting one task on a core
 
-  std::map<std::string, VectorCost> vector_costs;  // keyed by op name ("add", "exp", ...)
+  // Keyed by op name ("add", "exp", ...), or "op:dtype" ("sum:fp32") for a dtype's own
+  // figures, and "default" for ops without an entry.
+  std::map<std::string, VectorCost> vector_costs;
+  // The "op:dtype" entry, else "op", else "default", else VectorCost{}.
   VectorCost vector_cost(const std::string& op, DType dtype) const;
 
   // CPU only: FMA throughput, in flops/cycle/core for fp32, and SIMD width in bytes.
@@ -71,7 +75,7 @@ struct Target {
   int64_t cores(CoreType t) const { return t == CoreType::AIC ? aic_cores : aiv_cores; }
 
   nlohmann::json to_json() const;
-  std::string fingerprint() const;  // 16 hex digits of a hash of the canonical JSON
+  std::string fingerprint() const;  // 16 hex digits of a hash of the canonical JSON (notes/source excluded)
   // Usage Error naming the field for malformed input.
   static Target from_json(const nlohmann::json& j);
 };
@@ -80,6 +84,14 @@ std::vector<std::string> builtin_target_names();   // the JSON files + "host"
 // A built-in name, or a path to a JSON file of the user's own. Usage Error listing
 // the known names when neither.
 Target load_target(const std::string& name_or_path);
-Target detect_host_target();
+
+// Where host detection reads from; tests point it at a fake tree. Missing files fall
+// back to documented defaults.
+struct HostSources {
+  std::string cache_dir = "/sys/devices/system/cpu/cpu0/cache";
+  std::string max_freq_khz = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq";
+  std::string cpuinfo = "/proc/cpuinfo";
+};
+Target detect_host_target(const HostSources& sources = {});
 
 }  // namespace pto

@@ -1,0 +1,109 @@
+#include "cli/cli.h"
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include "core/error.h"
+#include "core/op_library.h"
+
+namespace pto::cli {
+
+std::optional<po::variables_map> parse_command(const std::vector<std::string>& args,
+                                               const po::options_description& options,
+                                               const CommandHelp& help) {
+  po::options_description all("Options");
+  all.add_options()("help,h", "show this help");
+  for (const auto& option : options.options()) all.add(option);  // one list, no group gap
+  po::variables_map vm;
+  try {
+    const po::parsed_options parsed = po::command_line_parser(args).options(all).run();
+    // Boost drops words that belong to no option; a stray word is a mistake to report.
+    const auto stray = po::collect_unrecognized(parsed.options, po::include_positional);
+    if (!stray.empty()) usage_error("unexpected argument '" + stray.front() + "' (see 'pto-tune " + help.name + " --help')");
+    po::store(parsed, vm);
+    if (vm.count("help")) {
+      std::cout << "Usage: pto-tune " << help.name << " " << help.usage << "\n\n"
+                << help.summary << "\n\nExample:\n  " << help.example << "\n\n"
+                << all << "\n";
+      return std::nullopt;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    usage_error(std::string(e.what()) + " (see 'pto-tune " + help.name + " --help')");
+  }
+  return vm;
+}
+
+void add_workload_options(po::options_description& options, const std::string& default_dtype) {
+  options.add_options()
+      ("op", po::value<std::string>()->required(), "operator to compile (see 'pto-tune ops')")
+      ("shapes", po::value<std::string>()->required(),
+       "sizes of the op's signature, e.g. 4096,4096,4096 (or 4096x4096x4096)")
+      ("dtype", po::value<std::string>()->default_value(default_dtype),
+       "element type: fp32, fp16, bf16, int32, int8")
+      ("attrs", po::value<std::string>()->default_value(""),
+       "op attributes, e.g. causal=1,transpose_b=0");
+}
+
+Workload workload_from(const po::variables_map& vm) {
+  Workload w;
+  w.op = find_op(vm["op"].as<std::string>()).name;
+  w.shape = parse_shape_list(vm["shapes"].as<std::string>());
+  w.dtype = parse_dtype(vm["dtype"].as<std::string>());
+  w.attrs = parse_attrs(vm["attrs"].as<std::string>());
+  return w;
+}
+
+void add_config_option(po::options_description& options) {
+  options.add_options()("config", po::value<std::string>(),
+                        "tile config as JSON, or @FILE to read it from a file; default: the "
+                        "op's hand-picked config fitted to the shape and target");
+}
+
+TileConfig config_from(const po::variables_map& vm, const Workload& w, const TensorGraph& g,
+                       const Target& t) {
+  if (vm.count("config")) return TileConfig::parse_arg(vm["config"].as<std::string>());
+  return default_config(w, g, t);
+}
+
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  const size_t columns = header.empty() && !rows.empty() ? rows[0].size() : header.size();
+  std::vector<size_t> width(columns);
+  for (size_t c = 0; c < columns; ++c) {
+    width[c] = header.empty() ? 0 : header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row.at(c).size());
+  }
+  auto print_row = [&](const std::vector<std::string>& cells, bool upper) {
+    std::string line;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      std::string cell = cells[c];
+      if (upper) std::transform(cell.begin(), cell.end(), cell.begin(), ::toupper);
+      line += cell;
+      if (c + 1 < cells.size()) line += std::string(width[c] - cell.size() + 2, ' ');
+    }
+    out << line << "\n";
+  };
+  if (!header.empty()) print_row(header, true);
+  for (const auto& row : rows) print_row(row, false);
+}
+
+void print_json(std::ostream& out, const nlohmann::json& j) { out << j.dump(2) << "\n"; }
+
+std::string human_bytes(int64_t bytes) {
+  constexpr int64_t KiB = 1024;
+  const std::pair<int64_t, const char*> units[] = {{KiB * KiB * KiB, "G"}, {KiB * KiB, "M"}, {KiB, "K"}};
+  for (auto [unit, suffix] : units) {
+    if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+}  // namespace pto::cli

@@ -1,0 +1,63 @@
+// What the pto-tune subcommands share: parsing a subcommand's options (with --help),
+// the workload / target / config options every compiling command takes, and output
+// (aligned text tables, JSON).
+//
+// Errors go up as pto::Error (or Boost's option errors); main.cpp turns them into
+// "pto-tune: error: ..." and the exit code of their category.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/target.h"
+#include "core/tensor_graph.h"
+#include "core/tile_config.h"
+#include "core/workload.h"
+
+namespace pto::cli {
+
+namespace po = boost::program_options;
+
+// What `pto-tune COMMAND --help` says before the option list.
+struct CommandHelp {
+  std::string name;     // "compile"
+  std::string usage;    // "--op OP --shapes DIMS [options]"
+  std::string summary;  // what it does, a sentence or two
+  std::string example;  // one command line
+};
+
+// Parses `args` (the words after the subcommand name) against `options` plus --help.
+// Prints the help and returns nullopt when --help was given; otherwise checks required
+// options and returns the values. Boost option errors are rethrown as usage Errors.
+std::optional<po::variables_map> parse_command(const std::vector<std::string>& args,
+                                               const po::options_description& options,
+                                               const CommandHelp& help);
+
+// --op, --shapes, --dtype (default `default_dtype`), --attrs.
+void add_workload_options(po::options_description& options, const std::string& default_dtype);
+// The workload the options name (an unknown op or dtype, a bad shape or attribute
+// list is a usage Error naming it); build_graph() checks it against the signature.
+Workload workload_from(const po::variables_map& vm);
+
+// --config JSON|@file.
+void add_config_option(po::options_description& options);
+// The --config given, else the op's default config for this target.
+TileConfig config_from(const po::variables_map& vm, const Workload& w, const TensorGraph& g,
+                       const Target& t);
+
+// Columns padded to their widest cell, two spaces apart; the header is upper-cased
+// (an empty header: no header line, for key/value listings).
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows);
+void print_json(std::ostream& out, const nlohmann::json& j);
+
+// 196608 -> "192K", 201326592 -> "192M", 1000 -> "1000".
+std::string human_bytes(int64_t bytes);
+std::string join(const std::vector<std::string>& items, const std::string& separator);
+
+}  // namespace pto::cli

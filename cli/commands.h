@@ -1,0 +1,26 @@
+// The pto-tune subcommands: each takes the words after its name and returns the exit
+// code; errors are thrown (see cli/cli.h). One file per command (cli/cmd_NAME.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pto::cli {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char* name;
+  const char* summary;  // one line for `pto-tune --help`
+  int (*run)(const Args& args);
+};
+
+int run_ops(const Args& args);
+int run_targets(const Args& args);
+int run_compile(const Args& args);
+int run_run(const Args& args);
+
+// Every subcommand, in the order `pto-tune --help` lists them.
+const std::vector<Command>& commands();
+
+}  // namespace pto::cli

@@ -1,0 +1,65 @@
+// pto-tune's entry point: picks the subcommand and turns errors into a message on
+// stderr ("pto-tune: error: ...") and the exit code of their category: 0 ok,
+// 1 runtime failure, 2 bad usage or input.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace pto::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> all = {
+      {"ops", "list the operators that can be tuned", run_ops},
+      {"targets", "list the built-in hardware targets", run_targets},
+      {"compile", "compile one workload and print a stage of the compiler", run_compile},
+      {"run", "compile for this host, run on the CPU, verify against the reference, time it",
+       run_run},
+  };
+  return all;
+}
+
+namespace {
+
+void print_help(std::ostream& out) {
+  out << "pto-tune: the tile-shape autotuner for PyPTO-style Ascend operators.\n\n"
+         "Usage: pto-tune COMMAND [OPTIONS]\n\nCommands:\n";
+  for (const Command& c : commands()) {
+    out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
+  }
+  out << "\nExample:\n  pto-tune compile --op matmul --shapes 512,512,512 --target ascend910b1 --emit tile\n"
+         "\nRun 'pto-tune COMMAND --help' for a command's options and an example.\n";
+}
+
+int dispatch(Args words) {
+  if (words.empty()) {
+    print_help(std::cerr);
+    return exit_code(ErrorCategory::Usage);
+  }
+  if (words[0] == "--help" || words[0] == "-h" || (words[0] == "help" && words.size() == 1)) {
+    print_help(std::cout);
+    return 0;
+  }
+  if (words[0] == "help") words = {words[1], "--help"};  // "help COMMAND"
+  for (const Command& c : commands()) {
+    if (words[0] == c.name) return c.run(Args(words.begin() + 1, words.end()));
+  }
+  std::string known;
+  for (const Command& c : commands()) known += (known.empty() ? "" : ", ") + std::string(c.name);
+  usage_error("unknown command '" + words[0] + "' (known: " + known + "; see 'pto-tune --help')");
+}
+
+}  // namespace
+}  // namespace pto::cli
+
+int main(int argc, char** argv) {
+  try {
+    return pto::cli::dispatch(pto::cli::Args(argv + 1, argv + argc));
+  } catch (const pto::Error& e) {
+    std::cerr << "pto-tune: error: " << e.what() << "\n";
+    return pto::exit_code(e.category());
+  } catch (const std::exception& e) {
+    std::cerr << "pto-tune: error: " << e.what() << "\n";
+    return pto::exit_code(pto::ErrorCategory::Internal);
+  }
+}

@@ -1,0 +1,56 @@
+// Reading user-supplied JSON (tile configs, target descriptions) with errors that name
+// the field path and the bad value: "cube.k[1]: expected a positive integer, got -3".
+//
+// The parsers of TileConfig and Target share these so that every input file reports
+// mistakes the same way; each throws a usage Error.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pto::json_read {
+
+using nlohmann::json;
+
+// The value as it would appear in the input, shortened when long.
+std::string show(const json& value);
+
+[[noreturn]] void bad_value(const std::string& path, std::string_view expected, const json& got);
+
+// An integer in [min, max]; `expected` describes the range ("a positive integer").
+int64_t integer(const json& value, const std::string& path, int64_t min, int64_t max,
+                std::string_view expected);
+inline int64_t positive_integer(const json& value, const std::string& path) {
+  return integer(value, path, 1, std::numeric_limits<int64_t>::max(), "a positive integer");
+}
+
+// Any finite number, integer or not, that is > 0 (or >= 0 when `allow_zero`).
+double positive_number(const json& value, const std::string& path, bool allow_zero = false);
+
+bool boolean(const json& value, const std::string& path);
+std::string string(const json& value, const std::string& path);
+
+// Checks the kind of a container and returns it, so calls chain.
+const json& object(const json& value, const std::string& path);
+const json& array(const json& value, const std::string& path, size_t min_size, size_t max_size);
+
+// Usage error naming the first key of `obj` not in `known` (and listing the known ones).
+void reject_unknown_keys(const json& obj, const std::string& path,
+                         const std::vector<std::string_view>& known);
+
+// "cube" + "k" -> "cube.k"; "" + "vec" -> "vec"; "cube.k" + 1 -> "cube.k[1]".
+std::string member_path(const std::string& parent, std::string_view key);
+std::string index_path(const std::string& parent, size_t index);
+
+// Parses JSON text; usage Error "<what> is not valid JSON: <where and why>".
+json parse(const std::string& text, std::string_view what);
+
+// The whole content of a file; io Error "cannot read <what> '<path>'" when it cannot.
+std::string read_text_file(const std::string& path, std::string_view what);
+
+}  // namespace pto::json_read

@@ -1,0 +1,285 @@
+#include "core/target.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/json_read.h"
+
+namespace pto {
+
+namespace jr = json_read;
+using nlohmann::json;
+
+namespace {
+
+// The built-in targets, embedded from core/targets/*.json at build time.
+struct BuiltinTarget {
+  const char* name;
+  const char* json_text;
+};
+constexpr BuiltinTarget kBuiltinTargets[] = {
+#include "core/builtin_targets.inc"
+};
+
+enum class Need { Required, Optional };
+enum class Range { Any, Positive, NonNegative };
+
+// The one list of a Target's JSON fields: to_json, from_json and the known-key check
+// all walk it, so a field added to Target needs one line here.
+template <class T, class Visit>
+void for_each_field(T& t, Visit&& v) {
+  using enum Need;
+  using enum Range;
+  v("name", t.name, Required, Any);
+  v("kind", t.kind, Required, Any);
+  v("notes", t.notes, Optional, Any);
+  v("source", t.source, Optional, Any);
+  v("hard_capacity", t.hard_capacity, Optional, Any);
+  v("aic_cores", t.aic_cores, Required, Positive);
+  v("aiv_cores", t.aiv_cores, Required, Positive);
+  v("split_cores", t.split_cores, Optional, Any);
+  v("clock_mhz", t.clock_mhz, Required, Positive);
+  v("ub", t.ub, Required, Positive);
+  v("l1", t.l1, Required, Positive);
+  v("l0a", t.l0a, Required, Positive);
+  v("l0b", t.l0b, Required, Positive);
+  v("l0c", t.l0c, Required, Positive);
+  v("bt", t.bt, Required, Positive);
+  v("fixbuf", t.fixbuf, Required, Positive);
+  v("l2_bytes", t.l2_bytes, Required, Positive);
+  v("align_bytes", t.align_bytes, Optional, Positive);
+  v("fractal", t.fractal, Required, Positive);
+  v("gm_read_bpc", t.gm_read_bpc, Optional, Positive);
+  v("l2_read_bpc", t.l2_read_bpc, Optional, Positive);
+  v("l2_write_bpc", t.l2_write_bpc, Optional, Positive);
+  v("l1_to_l0a_bpc", t.l1_to_l0a_bpc, Optional, Positive);
+  v("l1_to_l0b_bpc", t.l1_to_l0b_bpc, Optional, Positive);
+  v("l1_to_ub_bpc", t.l1_to_ub_bpc, Optional, Positive);
+  v("l0c_to_ub_bpc", t.l0c_to_ub_bpc, Optional, Positive);
+  v("ub_to_gm_bpc", t.ub_to_gm_bpc, Optional, Positive);
+  v("ub_to_l1_bpc", t.ub_to_l1_bpc, Optional, Positive);
+  v("hbm_gbps", t.hbm_gbps, Required, Positive);
+  v("l2_gbps", t.l2_gbps, Required, Positive);
+  v("gm_read_latency", t.gm_read_latency, Optional, NonNegative);
+  v("gm_write_latency", t.gm_write_latency, Optional, NonNegative);
+  v("ub_copy_latency", t.ub_copy_latency, Optional, NonNegative);
+  v("l1_copy_latency", t.l1_copy_latency, Optional, NonNegative);
+  v("sync_latency", t.sync_latency, Optional, NonNegative);
+  v("vector_barrier", t.vector_barrier, Optional, NonNegative);
+  v("kernel_launch_cycles", t.kernel_launch_cycles, Optional, NonNegative);
+  v("task_dispatch_cycles", t.task_dispatch_cycles, Optional, NonNegative);
+  v("vector_costs", t.vector_costs, Optional, Any);
+  v("cpu_flops_per_cycle", t.cpu_flops_per_cycle, Optional, NonNegative);
+  v("simd_bytes", t.simd_bytes, Optional, NonNegative);
+}
+
+std::vector<std::string_view> field_names() {
+  std::vector<std::string_view> names;
+  Target t;
+  for_each_field(t, [&](std::string_view key, auto&, Need, Range) { names.push_back(key); });
+  return names;
+}
+
+struct FieldWriter {
+  json& j;
+  void operator()(const char* key, const std::string& s, Need need, Range) {
+    if (need == Need::Required || !s.empty()) j[key] = s;
+  }
+  template <class Number>
+  void operator()(const char* key, const Number& value, Need, Range) {
+    j[key] = value;
+  }
+  void operator()(const char* key, const std::map<DType, Fractal>& fractals, Need, Range) {
+    json& out = j[key] = json::object();
+    for (const auto& [dtype, f] : fractals) out[dtype_name(dtype)] = {{"m", f.m}, {"k", f.k}, {"n", f.n}};
+  }
+  void operator()(const char* key, const std::map<std::string, VectorCost>& costs, Need, Range) {
+    json& out = j[key] = json::object();
+    for (const auto& [op, c] : costs) out[op] = {{"latency", c.latency}, {"parallelism", c.parallelism}};
+  }
+};
+
+int read_int(const json& value, const std::string& path, Range range) {
+  switch (range) {
+    case Range::Positive:
+      return static_cast<int>(jr::integer(value, path, 1, std::numeric_limits<int>::max(), "a positive integer"));
+    case Range::NonNegative:
+      return static_cast<int>(jr::integer(value, path, 0, std::numeric_limits<int>::max(), "a non-negative integer"));
+    case Range::Any:
+      break;
+  }
+  return static_cast<int>(jr::integer(value, path, std::numeric_limits<int>::min(),
+                                      std::numeric_limits<int>::max(), "an integer"));
+}
+
+DType dtype_key(const std::string& name, const std::string& path) {
+  try {
+    return parse_dtype(name);
+  } catch (const Error&) {
+    usage_error(path + ": unknown dtype " + jr::show(json(name)));
+  }
+}
+
+struct FieldReader {
+  const json& j;
+
+  void operator()(const char* key, auto& field, Need need, Range range) {
+    const std::string path = jr::member_path("target", key);
+    if (!j.contains(key)) {
+      if (need == Need::Required) usage_error(path + ": missing (a required field)");
+      return;
+    }
+    read(j.at(key), path, field, range);
+  }
+
+  static void read(const json& v, const std::string& path, std::string& s, Range) { s = jr::string(v, path); }
+  static void read(const json& v, const std::string& path, bool& b, Range) { b = jr::boolean(v, path); }
+  static void read(const json& v, const std::string& path, int& i, Range r) { i = read_int(v, path, r); }
+  static void read(const json& v, const std::string& path, int64_t& i, Range r) {
+    i = r == Range::Positive ? jr::positive_integer(v, path)
+                             : jr::integer(v, path, 0, std::numeric_limits<int64_t>::max(), "a non-negative integer");
+  }
+  static void read(const json& v, const std::string& path, double& d, Range r) {
+    d = jr::positive_number(v, path, r != Range::Positive);
+  }
+  static void read(const json& v, const std::string& path, std::map<DType, Fractal>& fractals, Range) {
+    jr::object(v, path);
+    for (const auto& [name, f] : v.items()) {
+      const std::string fpath = jr::member_path(path, name);
+      jr::object(f, fpath);
+      jr::reject_unknown_keys(f, fpath, {"m", "k", "n"});
+      Fractal fractal;
+      const std::pair<const char*, int*> axes[] = {{"m", &fractal.m}, {"k", &fractal.k}, {"n", &fractal.n}};
+      for (auto [axis, size] : axes) {
+        if (!f.contains(axis)) usage_error(jr::member_path(fpath, axis) + ": missing (a required field)");
+        *size = read_int(f.at(axis), jr::member_path(fpath, axis), Range::Positive);
+      }
+      fractals[dtype_key(name, fpath)] = fractal;
+    }
+  }
+  static void read(const json& v, const std::string& path, std::map<std::string, VectorCost>& costs, Range) {
+    jr::object(v, path);
+    for (const auto& [key, c] : v.items()) {
+      const std::string cpath = jr::member_path(path, key);
+      if (const size_t colon = key.find(':'); colon != std::string::npos) dtype_key(key.substr(colon + 1), cpath);
+      jr::object(c, cpath);
+      jr::reject_unknown_keys(c, cpath, {"latency", "parallelism"});
+      VectorCost cost;
+      if (c.contains("latency")) cost.latency = read_int(c.at("latency"), cpath + ".latency", Range::NonNegative);
+      if (c.contains("parallelism")) {
+        cost.parallelism = read_int(c.at("parallelism"), cpath + ".parallelism", Range::Positive);
+      }
+      costs[key] = cost;
+    }
+  }
+};
+
+// 64-bit FNV-1a: small, stable across platforms and compilers (std::hash is neither).
+uint64_t fnv1a64(const std::string& bytes) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+Target builtin_target(const BuiltinTarget& b) {
+  try {
+    return Target::from_json(json::parse(b.json_text));
+  } catch (const std::exception& e) {
+    internal_error(std::string("built-in target ") + b.name + " is malformed: " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* core_type_name(CoreType t) { return t == CoreType::AIC ? "AIC" : "AIV"; }
+
+VectorCost Target::vector_cost(const std::string& op, DType dtype) const {
+  for (const std::string& key : {op + ":" + dtype_name(dtype), op, std::string("default")}) {
+    if (auto it = vector_costs.find(key); it != vector_costs.end()) return it->second;
+  }
+  return VectorCost{};
+}
+
+double Target::cube_flops_per_cycle(DType input) const {
+  const auto it = fractal.find(input);
+  if (it == fractal.end()) {
+    usage_error("target " + name + " has no Cube fractal for " + dtype_name(input));
+  }
+  return 2.0 * it->second.m * it->second.k * it->second.n;
+}
+
+json Target::to_json() const {
+  json j = json::object();
+  for_each_field(*this, FieldWriter{j});
+  return j;
+}
+
+std::string Target::fingerprint() const {
+  // Notes and sources describe the figures; they are not hardware, so editing them
+  // must not orphan the tuning records of an unchanged target.
+  json j = to_json();
+  j.erase("notes");
+  j.erase("source");
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(j.dump())));
+  return hex;
+}
+
+Target Target::from_json(const json& j) {
+  jr::object(j, "target");
+  jr::reject_unknown_keys(j, "target", field_names());
+  Target t;
+  for_each_field(t, FieldReader{j});
+  if (t.name.empty()) usage_error("target.name: expected a non-empty string, got \"\"");
+  if (t.kind != "npu" && t.kind != "cpu") jr::bad_value("target.kind", "\"npu\" or \"cpu\"", j.at("kind"));
+  if (t.kind == "cpu") {
+    // The CPU's compute rate and vector width have no Ascend counterpart to fall back on.
+    if (t.cpu_flops_per_cycle <= 0) usage_error("target.cpu_flops_per_cycle: required > 0 for a cpu target");
+    if (t.simd_bytes <= 0) usage_error("target.simd_bytes: required > 0 for a cpu target");
+  }
+  return t;
+}
+
+std::vector<std::string> builtin_target_names() {
+  std::vector<std::string> names;
+  for (const BuiltinTarget& b : kBuiltinTargets) names.push_back(b.name);
+  names.push_back("host");
+  return names;
+}
+
+Target load_target(const std::string& name_or_path) {
+  const std::string key = lower(name_or_path);
+  if (key == "host") return detect_host_target();
+  for (const BuiltinTarget& b : kBuiltinTargets) {
+    if (key == b.name) return builtin_target(b);
+  }
+  std::error_code ec;
+  if (!name_or_path.empty() && std::filesystem::exists(name_or_path, ec)) {
+    const std::string text = jr::read_text_file(name_or_path, "target file");
+    try {
+      return Target::from_json(jr::parse(text, "target file"));
+    } catch (const Error& e) {
+      fail(e.category(), "target file '" + name_or_path + "': " + e.what());
+    }
+  }
+  std::string known;
+  for (const std::string& n : builtin_target_names()) known += (known.empty() ? "" : ", ") + n;
+  usage_error("unknown target '" + name_or_path + "': neither a built-in target (" + known +
+              ") nor a JSON file");
+}
+
+}  // namespace pto

@@ -1,0 +1,112 @@
+#include "core/workload.h"
+
+#include <cctype>
+#include <charconv>
+#include <optional>
+#include <vector>
+
+#include "core/error.h"
+
+namespace pto {
+
+namespace {
+
+// Splits on any of `separators`, keeping empty pieces (so "4,,4" reports the empty one).
+std::vector<std::string> split(const std::string& text, std::string_view separators) {
+  std::vector<std::string> pieces(1);
+  for (char c : text) {
+    if (separators.find(c) != std::string_view::npos) {
+      pieces.emplace_back();
+    } else {
+      pieces.back() += c;
+    }
+  }
+  return pieces;
+}
+
+std::optional<int64_t> parse_int(const std::string& token) {
+  int64_t value = 0;
+  const char* end = token.data() + token.size();
+  const char* begin = token.data();
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
+  return value;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (unsigned char c : s) {
+    if (!std::isalnum(c) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string Workload::key() const {
+  std::string k = op + "|";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) k += ',';
+    k += std::to_string(shape[i]);
+  }
+  k += "|";
+  k += dtype_name(dtype);
+  char separator = '|';  // attrs are a fourth field only when there are any
+  for (const auto& [name, value] : attrs) {
+    k += separator;
+    k += name + "=" + std::to_string(value);
+    separator = ',';
+  }
+  return k;
+}
+
+Workload Workload::parse_key(const std::string& key) {
+  const std::vector<std::string> fields = split(key, "|");
+  if (fields.size() != 3 && fields.size() != 4) {
+    usage_error("bad workload key '" + key + "': expected op|shape|dtype[|attrs]");
+  }
+  Workload w;
+  w.op = fields[0];
+  if (!is_identifier(w.op)) usage_error("bad workload key '" + key + "': bad op name '" + w.op + "'");
+  w.shape = parse_shape_list(fields[1]);
+  w.dtype = parse_dtype(fields[2]);
+  if (fields.size() == 4) w.attrs = parse_attrs(fields[3]);
+  return w;
+}
+
+int64_t Workload::attr(const std::string& name, int64_t fallback) const {
+  const auto it = attrs.find(name);
+  return it == attrs.end() ? fallback : it->second;
+}
+
+Shape parse_shape_list(const std::string& text) {
+  if (text.empty()) usage_error("bad shape '': expected sizes like 4096,4096,4096");
+  Shape shape;
+  for (const std::string& token : split(text, ",x")) {
+    const auto size = parse_int(token);
+    if (!size || *size <= 0) {
+      usage_error("bad shape '" + text + "': '" + token + "' is not a positive integer");
+    }
+    shape.push_back(*size);
+  }
+  return shape;
+}
+
+std::map<std::string, int64_t> parse_attrs(const std::string& text) {
+  std::map<std::string, int64_t> attrs;
+  if (text.empty()) return attrs;
+  for (const std::string& token : split(text, ",")) {
+    const size_t eq = token.find('=');
+    const std::string name = token.substr(0, eq);
+    const auto value = eq == std::string::npos ? std::nullopt : parse_int(token.substr(eq + 1));
+    if (!is_identifier(name) || !value) {
+      usage_error("bad attribute '" + token + "' in '" + text + "': expected name=integer");
+    }
+    if (!attrs.emplace(name, *value).second) {
+      usage_error("attribute '" + name + "' is given twice in '" + text + "'");
+    }
+  }
+  return attrs;
+}
+
+}  // namespace pto

@@ -1,0 +1,15 @@
+// Fuzzes the workload parsers: any text is a workload key, shape list and attribute
+// list or a usage error, and a parsed key is canonical after one round trip.
+#include "core/workload.h"
+#include "tests/fuzz/fuzz_check.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  pto::fuzz::expect_usage_errors_only([&] {
+    const std::string key = pto::Workload::parse_key(text).key();
+    if (pto::Workload::parse_key(key).key() != key) pto::fuzz::broken("key round trip: " + text);
+  });
+  pto::fuzz::expect_usage_errors_only([&] { pto::parse_shape_list(text); });
+  pto::fuzz::expect_usage_errors_only([&] { pto::parse_attrs(text); });
+  return 0;
+}
