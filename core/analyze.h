@@ -66,6 +66,10 @@ struct KernelSummary {
   double l1_to_l0b_bytes = 0;
   double l0c_out_bytes = 0;  // FIX traffic out of L0C
   double workspace_bytes = 0;  // fused cube->vector intermediate, written + read back
+  // GM transfer instructions (TLOAD / TSTORE) over all tasks, by core type: each one
+  // holds its pipe for a GM latency, so the cost model charges them per instruction.
+  int64_t aic_gm_loads = 0, aic_gm_stores = 0;
+  int64_t aiv_gm_loads = 0, aiv_gm_stores = 0;
 
   std::vector<VectorWork> vector_work;
   std::map<MemLevel, int64_t> footprint;  // peak bytes per local level, one task

@@ -1,0 +1,335 @@
+// core::analyze — the closed-form tiling summary.
+//
+// It runs the same passes as compile() up to tile expansion (resolve_config, the
+// fusion partition — built once per graph and fusion choice — and expand_tiles), then
+// counts what codegen would emit without emitting it. The tiles of a kernel fall into
+// a few classes per dim (full tiles and the tail; for split-K the full chunks and the
+// last one; for an epilogue the sub-tiles of full and tail Cube tiles), and every
+// count is a per-class formula times the class size. The formulas mirror
+// codegen_cube.cpp and codegen_vector.cpp instruction by instruction; the agreement
+// test (tests/core/analyze_test.cpp) holds them to it.
+#include "core/analyze.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "core/passes/fusion_partition.h"
+#include "core/passes/resolve_config.h"
+#include "core/passes/tile_expansion.h"
+
+namespace pto {
+
+std::string format_violations(const std::vector<Violation>& v) {
+  std::string out;
+  for (const Violation& x : v) {
+    if (!out.empty()) out += '\n';
+    out += x.rule;
+    out += ": ";
+    out += x.detail;
+  }
+  return out;
+}
+
+int64_t TilingSummary::instructions() const {
+  int64_t n = 0;
+  for (const KernelSummary& k : kernels) n += k.instructions;
+  return n;
+}
+
+namespace {
+
+using passes::CubeSpec;
+using passes::CubeTiling;
+using passes::DimSplit;
+using passes::GmAccess;
+using passes::TiledKernel;
+using passes::VectorBody;
+
+constexpr int64_t kVectorRepeatBytes = 256;
+
+// Extents a dim's tiles take and how many tiles take each (at most two classes).
+struct ExtentClasses {
+  int n = 0;
+  int64_t extent[2] = {0, 0};
+  int64_t count[2] = {0, 0};
+  void add(int64_t e, int64_t c) {
+    if (c <= 0) return;
+    for (int i = 0; i < n; ++i)
+      if (extent[i] == e) {
+        count[i] += c;
+        return;
+      }
+    extent[n] = e;
+    count[n++] = c;
+  }
+};
+
+ExtentClasses classes_of(const DimSplit& d) {
+  ExtentClasses c;
+  c.add(d.tile, d.count - 1);
+  c.add(d.tail, 1);
+  return c;
+}
+
+int64_t spanned_elements(passes::DimMask mask, const Shape& ext) {
+  int64_t n = 1;
+  for (size_t d = 0; d < ext.size(); ++d)
+    if (passes::spans(mask, static_cast<int>(d))) n *= ext[d];
+  return n;
+}
+
+// Σ over L0 pieces of an extent of ceil(piece / fractal).
+int64_t fractal_pieces(int64_t extent, int64_t l0, int64_t fractal) {
+  return (extent / l0) * ceil_div(l0, fractal) + ceil_div(extent % l0, fractal);
+}
+
+Fractal fractal_of(const Target& t, DType in) {
+  const auto it = t.fractal.find(in);
+  return it == t.fractal.end() ? Fractal{} : it->second;
+}
+
+class KernelCounter {
+ public:
+  KernelCounter(const Target& t, int nbuffer, KernelSummary& out) : t_(t), nbuffer_(nbuffer), out_(out) {}
+
+  // `count` vector tasks of tile extents `ext`.
+  void vector_tasks(const VectorBody& body, const Shape& ext, int64_t count, int workspace_tensor) {
+    const int64_t loads = static_cast<int64_t>(body.loads.size());
+    const int64_t stores = static_cast<int64_t>(body.stores.size());
+    const int64_t per_task = loads + static_cast<int64_t>(body.steps.size()) + stores + (loads ? 2 : 0) +
+                             (stores ? 2 : 0);
+    out_.instructions += count * per_task;
+    out_.aiv_gm_loads += count * loads;
+    out_.aiv_gm_stores += count * stores;
+    for (const GmAccess& a : body.loads) {
+      const double bytes = static_cast<double>(count * gm_bytes(body, a, ext));
+      out_.gm_read_bytes += bytes;
+      if (a.tensor == workspace_tensor) out_.workspace_bytes += bytes;
+    }
+    for (const GmAccess& a : body.stores) out_.gm_write_bytes += static_cast<double>(count * gm_bytes(body, a, ext));
+    for (const passes::VecStep& s : body.steps) vector_step(body, s, ext, count);
+  }
+
+  // `count` Cube tasks of an [m, n] tile over a K range of k.
+  void cube_tasks(const CubeSpec& s, const CubeTiling& ct, int64_t m, int64_t n, int64_t k, int64_t count) {
+    const int64_t nb = nbuffer_;
+    const int64_t steps = ceil_div(k, ct.k_step);
+    const int64_t last = k - (steps - 1) * ct.k_step;
+    const int64_t loads_a = ceil_div(steps, ct.ra), loads_b = ceil_div(steps, ct.rb);
+    const int64_t mi = ceil_div(m, ct.mL0), ni = ceil_div(n, ct.nL0);
+    const int64_t kk = (steps - 1) * ceil_div(ct.k_step, ct.kL0) + ceil_div(last, ct.kL0);
+    const int64_t j = mi * ni * kk;
+    const int64_t per_task = loads_a + loads_b + 2 * std::max<int64_t>(0, loads_a - nb) +
+                             2 * std::max<int64_t>(0, loads_b - nb) + 2 * steps + 5 * j +
+                             2 * std::max<int64_t>(0, j - nb) + 3;
+    const int64_t in = dtype_size(s.in), out = dtype_size(s.out);
+    const Fractal f = fractal_of(t_, s.in);
+    const int64_t fk = (steps - 1) * fractal_pieces(ct.k_step, ct.kL0, f.k) + fractal_pieces(last, ct.kL0, f.k);
+    const auto c = static_cast<double>(count);
+    out_.instructions += count * per_task;
+    out_.aic_gm_loads += count * (loads_a + loads_b);
+    out_.aic_gm_stores += count;
+    out_.tmatmuls += count * j;
+    out_.fractals += count * fractal_pieces(m, ct.mL0, f.m) * fractal_pieces(n, ct.nL0, f.n) * fk;
+    out_.gm_read_bytes += c * static_cast<double>((m + n) * k * in);
+    out_.l1_to_l0a_bytes += c * static_cast<double>(ni * m * k * in);
+    out_.l1_to_l0b_bytes += c * static_cast<double>(mi * n * k * in);
+    out_.gm_write_bytes += c * static_cast<double>(m * n * out);
+    out_.l0c_out_bytes += c * static_cast<double>(m * n * out);
+  }
+
+ private:
+  int64_t gm_bytes(const VectorBody& body, const GmAccess& a, const Shape& ext) const {
+    return spanned_elements(a.mask, ext) * dtype_size(body.values[a.value].dtype);
+  }
+
+  // The widest UB operand sets the repeats and the dtype (as the simulator times it).
+  void vector_step(const VectorBody& body, const passes::VecStep& s, const Shape& ext, int64_t count) {
+    int64_t bytes = 0, elems = 0;
+    DType dtype = DType::F32;
+    auto consider = [&](int value) {
+      const passes::VecValue& v = body.values[value];
+      const int64_t e = spanned_elements(v.mask, ext);
+      if (e * dtype_size(v.dtype) <= bytes) return;
+      bytes = e * dtype_size(v.dtype);
+      elems = e;
+      dtype = v.dtype;
+    };
+    consider(s.dst);
+    for (int v : s.src) consider(v);
+    const bool reduce = s.op == Opcode::TREDUCE;
+    VectorWork* w = nullptr;
+    for (VectorWork& x : out_.vector_work)
+      if (x.op == s.vop && x.reduce == reduce && x.dtype == dtype) w = &x;
+    if (!w) {
+      out_.vector_work.push_back({s.vop, reduce, dtype, 0, 0, 0});
+      w = &out_.vector_work.back();
+    }
+    w->instrs += count;
+    w->repeats += count * ceil_div(bytes, kVectorRepeatBytes);
+    w->elements += count * elems;
+  }
+
+  const Target& t_;
+  int nbuffer_;
+  KernelSummary& out_;
+};
+
+void fill_footprint(const TiledKernel& k, KernelSummary& out) {
+  for (int l = 0; l < passes::kNumLevels; ++l)
+    if (k.footprint[l] > 0) out.footprint[static_cast<MemLevel>(l)] = k.footprint[l];
+}
+
+void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummary& out) {
+  const std::vector<DimSplit>& dims = k.vec.dims;
+  const size_t rank = dims.size();
+  out.iteration = k.body->iteration;
+  out.tile.resize(rank);
+  out.tile_counts.resize(rank);
+  out.tail.resize(rank);
+  std::vector<ExtentClasses> classes(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    out.tile[d] = dims[d].tile;
+    out.tile_counts[d] = dims[d].count;
+    out.tail[d] = dims[d].tail;
+    classes[d] = classes_of(dims[d]);
+  }
+  out.aiv_tasks = num_elements(out.tile_counts);
+  // Odometer over the per-dim classes.
+  std::vector<int> pick(rank, 0);
+  Shape ext(rank);
+  for (;;) {
+    int64_t count = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      ext[d] = classes[d].extent[pick[d]];
+      count *= classes[d].count[pick[d]];
+    }
+    counter.vector_tasks(*k.body, ext, count, -1);
+    size_t d = rank;
+    while (d > 0 && ++pick[d - 1] == classes[d - 1].n) pick[--d] = 0;
+    if (d == 0) break;
+  }
+}
+
+void summarise_cube(const passes::Partition& p, const TiledKernel& k, KernelCounter& counter, KernelSummary& out) {
+  const CubeSpec& s = *p.kernels[k.spec].cube;
+  const CubeTiling& ct = k.cube;
+  out.uses_cube = true;
+  out.iteration = s.batch;
+  out.iteration.push_back(s.m);
+  out.iteration.push_back(s.n);
+  const size_t r = out.iteration.size();
+  out.tile.assign(r, 1);
+  out.tail.assign(r, 1);
+  out.tile_counts = s.batch;
+  out.tile_counts.push_back(ct.m.count);
+  out.tile_counts.push_back(ct.n.count);
+  out.tile[r - 2] = ct.mL1;
+  out.tile[r - 1] = ct.nL1;
+  out.tail[r - 2] = ct.m.tail;
+  out.tail[r - 1] = ct.n.tail;
+  out.k_steps = ct.chunk_steps;
+  out.split_k = ct.chunks;
+  out.useful_flops = 2.0 * static_cast<double>(ct.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                     static_cast<double>(s.k);
+  out.aic_tasks = ct.batch * ct.m.count * ct.n.count * ct.chunks;
+
+  const ExtentClasses ms = classes_of(ct.m), ns = classes_of(ct.n);
+  ExtentClasses ks;
+  ks.add(ct.chunk_k(0, s.k), ct.chunks - 1);
+  ks.add(ct.chunk_k(ct.chunks - 1, s.k), 1);
+  for (int a = 0; a < ms.n; ++a)
+    for (int b = 0; b < ns.n; ++b)
+      for (int c = 0; c < ks.n; ++c)
+        counter.cube_tasks(s, ct, ms.extent[a], ns.extent[b], ks.extent[c],
+                           ct.batch * ms.count[a] * ns.count[b] * ks.count[c]);
+  out.workspace_bytes = 0;
+  if (k.body->empty()) return;
+
+  // The epilogue: each Cube tile's vec sub-tiles, classed per dim.
+  out.workspace_bytes = out.gm_write_bytes;
+  const Shape& vt = k.vec.tile;
+  Shape ext(r, 1);
+  for (int a = 0; a < ms.n; ++a)
+    for (int b = 0; b < ns.n; ++b) {
+      const ExtentClasses rows = classes_of(passes::split_dim(ms.extent[a], vt[r - 2]));
+      const ExtentClasses cols = classes_of(passes::split_dim(ns.extent[b], vt[r - 1]));
+      for (int i = 0; i < rows.n; ++i)
+        for (int j = 0; j < cols.n; ++j) {
+          const int64_t count = ct.batch * ms.count[a] * ns.count[b] * rows.count[i] * cols.count[j];
+          ext[r - 2] = rows.extent[i];
+          ext[r - 1] = cols.extent[j];
+          out.aiv_tasks += count;
+          counter.vector_tasks(*k.body, ext, count, s.c);
+        }
+    }
+}
+
+}  // namespace
+
+struct Analyzer::Impl {
+  TensorGraph graph;
+  Target target;
+  passes::Partition default_partition;
+  // Partitions of explicit fusion choices, built on first use.
+  mutable std::mutex mutex;
+  mutable std::vector<std::pair<std::vector<std::vector<int>>, std::shared_ptr<const passes::Partition>>> fused;
+
+  std::shared_ptr<const passes::Partition> partition_for(const std::vector<std::vector<int>>& fusion) const {
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [key, p] : fused)
+      if (key == fusion) return p;
+    auto p = std::make_shared<const passes::Partition>(passes::partition_graph(graph, fusion));
+    fused.emplace_back(fusion, p);
+    return p;
+  }
+
+  TilingSummary analyze(const TileConfig& config) const {
+    const passes::ResolvedConfig rc = passes::resolve_config(graph, config);
+    std::shared_ptr<const passes::Partition> held;
+    const passes::Partition* p = &default_partition;
+    if (rc.fusion) {
+      held = partition_for(*rc.fusion);
+      p = held.get();
+    }
+    const passes::TilePlan plan = passes::expand_tiles(graph, *p, rc, target);
+    TilingSummary out;
+    out.feasible = plan.feasible;
+    out.violations = plan.violations;
+    if (!plan.feasible) return out;
+    out.kernels.resize(plan.kernels.size());
+    for (size_t i = 0; i < plan.kernels.size(); ++i) {
+      const TiledKernel& k = plan.kernels[i];
+      KernelSummary& ks = out.kernels[i];
+      ks.kernel = static_cast<int>(i);
+      if (k.kind != passes::KernelKind::Zero) ks.nodes = p->kernels[k.spec].nodes;
+      ks.after = k.after;
+      fill_footprint(k, ks);
+      KernelCounter counter(target, rc.nbuffer, ks);
+      if (k.kind == passes::KernelKind::Cube) {
+        summarise_cube(*p, k, counter, ks);
+      } else {
+        summarise_vector(k, counter, ks);
+      }
+    }
+    return out;
+  }
+};
+
+Analyzer::Analyzer(const TensorGraph& graph, const Target& target) : impl_(std::make_unique<Impl>()) {
+  impl_->graph = graph;
+  impl_->target = target;
+  impl_->default_partition = passes::partition_graph(impl_->graph, std::nullopt);
+}
+
+Analyzer::~Analyzer() = default;
+Analyzer::Analyzer(Analyzer&&) noexcept = default;
+
+TilingSummary Analyzer::analyze(const TileConfig& config) const { return impl_->analyze(config); }
+
+TilingSummary analyze(const TensorGraph& graph, const TileConfig& config, const Target& target) {
+  return Analyzer(graph, target).analyze(config);
+}
+
+}  // namespace pto

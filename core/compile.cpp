@@ -1,0 +1,62 @@
+// core::compile — runs the pass pipeline (core/passes/, one file per pass) and keeps
+// each stage's text for --emit.
+#include "core/compile.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/passes/block_partition.h"
+#include "core/passes/execute_graph.h"
+#include "core/passes/fusion_partition.h"
+#include "core/passes/resolve_config.h"
+#include "core/passes/stage_dumps.h"
+#include "core/passes/tile_expansion.h"
+
+namespace pto {
+
+Stage parse_stage(const std::string& name) {
+  if (name == "tensor") return Stage::Tensor;
+  if (name == "tile") return Stage::Tile;
+  if (name == "block") return Stage::Block;
+  if (name == "program") return Stage::Program;
+  if (name == "exec") return Stage::Exec;
+  usage_error("unknown stage '" + name + "' (expected tensor, tile, block, program or exec)");
+}
+
+std::string Compiled::dump(Stage s) const {
+  switch (s) {
+    case Stage::Tensor: return graph.dump();
+    case Stage::Tile: return tile_dump;
+    case Stage::Block: return block_dump;
+    case Stage::Program: return program.dump_blocks();
+    case Stage::Exec: return program.dump_exec();
+  }
+  return "";
+}
+
+Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target) {
+  const passes::ResolvedConfig rc = passes::resolve_config(graph, config);
+  const passes::Partition partition = passes::partition_graph(graph, rc.fusion);
+  const passes::TilePlan plan = passes::expand_tiles(graph, partition, rc, target);
+
+  Compiled out;
+  out.graph = graph;
+  out.config = config;
+  out.config.fusion = partition.fusion;
+  const bool has_matmul = std::any_of(partition.kernels.begin(), partition.kernels.end(),
+                                      [](const passes::KernelSpec& k) { return k.cube.has_value(); });
+  if (has_matmul) out.config.cube = rc.cube;
+  out.tile_dump = passes::dump_tile_graph(graph, partition, plan, rc, target);
+  if (!plan.feasible)
+    fail(ErrorCategory::Infeasible, "config " + config.to_string() + " is infeasible on " + target.name + ":\n" +
+                                        format_violations(plan.violations));
+
+  out.program.target = target.name;
+  out.program.tensors = partition.tensors;
+  passes::partition_blocks(partition, plan, rc, out.program);
+  passes::link_execute_graph(plan, out.program);
+  out.block_dump = passes::dump_block_graph(out.program);
+  return out;
+}
+
+}  // namespace pto

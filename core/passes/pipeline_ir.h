@@ -1,0 +1,197 @@
+// The compiler's internal IR between passes: what the fusion partition hands to tile
+// expansion, and what tile expansion hands to block partition, codegen and analyze.
+//
+// Map, in pipeline order:
+//   ResolvedConfig  the TileConfig with the op-agnostic fallbacks filled in (resolve_config)
+//   Partition       GM tensors (views as aliases) and kernel specs (fusion_partition)
+//   KernelSpec      one kernel: a Cube part (matmul) and/or a VectorBody (UB dataflow)
+//   VectorBody      the UB values of one vector task and the steps between them, in
+//                   iteration-space terms, so that any tile size instantiates it
+//   TiledKernel     a kernel with its tile sizes, tile grid, UB layout and footprint
+//                   (tile_expansion); analyze() counts from it, codegen emits from it
+//
+// Nothing here builds strings on the analyze() path except violation details.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analyze.h"
+#include "core/program.h"
+#include "core/shape.h"
+#include "core/tensor_graph.h"
+#include "core/tile_config.h"
+
+namespace pto::passes {
+
+// How messages and dumps name a graph node: `%3 exp "e"`.
+inline std::string node_label(const Node& n) {
+  std::string s = "%";
+  s += std::to_string(n.id);
+  return s + " " + op_kind_name(n.kind) + " \"" + n.name + "\"";
+}
+
+// ---- Resolved config ------------------------------------------------------------------
+
+struct ResolvedConfig {
+  std::optional<Shape> vec;     // absent: each vector kernel takes the op-agnostic fallback
+  CubeTile cube;                // the config's, or the fp16 default
+  int nbuffer = 1;
+  std::optional<std::pair<int64_t, int64_t>> l2_group;
+  std::optional<std::vector<std::vector<int>>> fusion;
+};
+
+// ---- Vector bodies ----------------------------------------------------------------------
+
+// Which iteration dims a value spans (bit d set: its extent follows the tile in dim d;
+// clear: extent 1, broadcast).
+using DimMask = uint32_t;
+inline bool spans(DimMask m, int d) { return (m >> d) & 1u; }
+
+enum class ValueKind { Load, Node, Fill };
+
+// One UB value of a vector task: an input loaded from GM, a node's result, or a constant.
+struct VecValue {
+  ValueKind kind = ValueKind::Node;
+  std::string name;         // buffer name stem: the GM tensor or node name
+  DType dtype = DType::F32;
+  DimMask mask = 0;
+  int def = 0;              // instruction position: loads 0, step i at i+1, stores at steps+1
+  int last_use = 0;         // last position that reads it (stores included)
+};
+
+// A GM window a vector task reads, writes or takes its position from: tensor dim t
+// follows iteration dim dim_map[t] (when the mask spans it; else extent 1, origin 0).
+struct GmAccess {
+  int value = -1;           // UB value loaded or stored (-1 for a position operand)
+  int tensor = -1;
+  std::vector<int> dim_map;
+  DimMask mask = 0;
+};
+
+struct VecStep {
+  Opcode op = Opcode::TVEC;         // TVEC, TREDUCE or TFILL
+  OpKind vop = OpKind::Add;
+  int dst = -1;
+  std::vector<int> src;             // UB values
+  std::optional<double> scalar;
+  bool scalar_first = false;
+  int reduce_dim = -1;              // iteration dim
+  int position = -1;                // CausalMask: index into VectorBody::positions
+};
+
+struct VectorBody {
+  Shape iteration;
+  std::vector<VecValue> values;
+  std::vector<GmAccess> loads;      // in value order
+  std::vector<GmAccess> positions;  // CausalMask global-position operands
+  std::vector<VecStep> steps;
+  std::vector<GmAccess> stores;
+  std::vector<int> reduce_dims;     // iteration dims the tile must cover whole
+  std::vector<NodeId> reduce_nodes; // the reduction of each entry above
+  bool empty() const { return steps.empty(); }
+  int end_position() const { return static_cast<int>(steps.size()) + 1; }
+};
+
+// ---- Kernels --------------------------------------------------------------------------
+
+enum class KernelKind { Cube, Vector, Copy, Zero };
+
+struct CubeSpec {
+  NodeId matmul = -1;
+  int a = -1, b = -1, c = -1;       // GM tensors of the operands and the output
+  bool transpose_a = false, transpose_b = false;
+  DType in = DType::F16, acc = DType::F32, out = DType::F32;
+  Shape batch;                      // batch dims of the output
+  int64_t m = 0, n = 0, k = 0;
+};
+
+struct KernelSpec {
+  KernelKind kind = KernelKind::Vector;
+  std::string name;
+  std::vector<NodeId> nodes;        // graph nodes (none for Copy and Zero kernels)
+  std::optional<CubeSpec> cube;
+  VectorBody body;                  // Vector/Copy kernels; the epilogue of a Cube kernel
+  VectorBody zero_body;             // Cube: the TFILL body that zeroes the output for split-K
+  std::vector<int> after;           // kernel indices
+};
+
+struct Partition {
+  std::vector<GmTensor> tensors;    // graph node i is tensor i; materialised copies follow
+  std::vector<KernelSpec> kernels;  // topological order
+  std::vector<std::vector<int>> fusion;  // the graph-node groups, in kernel order
+};
+
+// ---- Tiles ------------------------------------------------------------------------------
+
+// One iteration dim cut into tiles: `count` tiles of `tile`, the last one `tail` long.
+struct DimSplit {
+  int64_t size = 1, tile = 1, count = 1, tail = 1;
+  int64_t extent(int64_t index) const { return index + 1 == count ? tail : tile; }
+};
+inline DimSplit split_dim(int64_t size, int64_t tile) {
+  tile = std::max<int64_t>(1, std::min(tile, size));
+  const int64_t count = ceil_div(size, tile);
+  return {size, tile, count, size - (count - 1) * tile};
+}
+
+// The effective Cube tile of one matmul (sizes clamped to the dims, L0 to L1) and the
+// K loop: steps of k_step; an A tile is loaded every ra steps, a B tile every rb.
+struct CubeTiling {
+  int64_t mL0 = 0, mL1 = 0, nL0 = 0, nL1 = 0;
+  int64_t kL0 = 0, kAL1 = 0, kBL1 = 0, k_step = 0;
+  int64_t ra = 1, rb = 1;
+  int64_t steps = 0;                // K steps over the whole K
+  int64_t chunk_steps = 0;          // K steps per split-K chunk
+  int64_t chunks = 1;
+  int64_t batch = 1;                // product of the batch dims
+  DimSplit m, n;
+  // Buffer sizes in bytes, one slot each.
+  int64_t a_l1 = 0, b_l1 = 0, a_l0 = 0, b_l0 = 0, c_l0 = 0;
+  // The K range of a chunk: [chunk * chunk_steps * k_step, +chunk_k(chunk)).
+  int64_t chunk_k(int64_t chunk, int64_t k) const {
+    return std::min(k, (chunk + 1) * chunk_steps * k_step) - chunk * chunk_steps * k_step;
+  }
+};
+
+// The UB layout of one vector task: every value's slots with their byte offsets.
+struct UbBuffer {
+  int value = -1;
+  int slot = 0;
+  int64_t bytes = 0;
+  int64_t offset = 0;
+};
+
+struct VecTiling {
+  Shape tile;                       // full tile (Cube epilogue: the sub-tile of a Cube tile)
+  std::vector<DimSplit> dims;       // vector kernels: the tile grid over the iteration space
+  std::vector<UbBuffer> buffers;
+  int64_t ub_bytes = 0;
+};
+
+constexpr int kNumLevels = 6;  // MemLevel GM..UB
+using LevelBytes = std::array<int64_t, kNumLevels>;
+
+// A kernel as it will run. A Zero kernel (split-K's TFILL of the output) shares the
+// spec of the Cube kernel it precedes.
+struct TiledKernel {
+  int spec = -1;                    // index into Partition::kernels
+  KernelKind kind = KernelKind::Vector;
+  std::vector<int> after;           // indices into TilePlan::kernels
+  const VectorBody* body = nullptr; // vector work per task (empty for a plain matmul)
+  CubeTiling cube;
+  VecTiling vec;
+  LevelBytes footprint{};           // peak bytes per local level of one task
+};
+
+struct TilePlan {
+  std::vector<TiledKernel> kernels;
+  std::vector<Violation> violations;
+  bool feasible = true;
+};
+
+}  // namespace pto::passes

@@ -1,0 +1,120 @@
+// The tile-shape verifier (see tile_rules.h).
+#include "core/passes/tile_rules.h"
+
+#include <algorithm>
+
+#include "core/passes/cube_layout.h"
+
+namespace pto::passes {
+namespace {
+
+std::string num(int64_t v) { return std::to_string(v); }
+std::string eq(const char* name, int64_t v) { return std::string(name) + "=" + num(v); }
+std::string bytes_of(DType t) { return num(dtype_size(t)) + " B"; }
+
+}  // namespace
+
+void RuleCheck::fail(const char* rule, const std::string& detail, bool hard) {
+  Violation v{rule, kernel_ ? "kernel \"" + *kernel_ + "\": " + detail : detail};
+  const bool seen = std::any_of(plan_.violations.begin(), plan_.violations.end(), [&](const Violation& o) {
+    return o.rule == v.rule && o.detail == v.detail;
+  });
+  if (!seen) plan_.violations.push_back(std::move(v));
+  if (hard) plan_.feasible = false;
+}
+
+void RuleCheck::alignment(const char* rule, const char* name, int64_t v, int64_t align, DType dtype) {
+  if (v % align == 0) return;
+  fail(rule, eq(name, v) + " is not a multiple of " + num(align) + " (" + dtype_name(dtype) + ")",
+       target_.hard_capacity);
+}
+
+void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& ct, int nbuffer, bool has_epilogue,
+                     bool split_k) {
+  const bool hard = target_.hard_capacity;
+  const int64_t a = cube_align(spec.in);
+  const std::pair<const char*, int64_t> sizes[] = {{"mL0", c.mL0}, {"mL1", c.mL1}, {"kAL1", c.kAL1},
+                                                   {"kBL1", c.kBL1}, {"nL1", c.nL1}};
+  for (const auto& [name, v] : sizes) alignment("cube alignment", name, v, a, spec.in);
+  alignment("kL0 % 16", "kL0", c.kL0, a, spec.in);
+  alignment("nL0 % 16", "nL0", c.nL0, a, spec.in);
+
+  const int64_t kL1 = std::min(c.kAL1, c.kBL1);
+  const char* kL1_name = c.kAL1 <= c.kBL1 ? "kAL1" : "kBL1";
+  auto l0_in_l1 = [&](const char* l0_name, int64_t l0, const char* l1_name, int64_t l1) {
+    if (l0 > l1) {
+      fail("L0 <= L1", eq(l0_name, l0) + " > " + eq(l1_name, l1), hard);
+    } else if (l1 % l0 != 0) {
+      fail("L1 % L0", eq(l1_name, l1) + " is not a multiple of " + eq(l0_name, l0), hard);
+    }
+  };
+  l0_in_l1("mL0", c.mL0, "mL1", c.mL1);
+  l0_in_l1("kL0", c.kL0, kL1_name, kL1);
+  if (c.kL0 <= kL1 && std::max(c.kAL1, c.kBL1) % c.kL0 != 0)
+    l0_in_l1("kL0", c.kL0, c.kAL1 > c.kBL1 ? "kAL1" : "kBL1", std::max(c.kAL1, c.kBL1));
+  l0_in_l1("nL0", c.nL0, "nL1", c.nL1);
+  if (std::max(c.kAL1, c.kBL1) % kL1 != 0)
+    fail("kAL1/kBL1", eq("kAL1", c.kAL1) + " and " + eq("kBL1", c.kBL1) + ": the larger must be a multiple of "
+         "the smaller", true);
+
+  // Strings only for rules that fail: analyze() runs this per candidate.
+  auto slots = [&] { return nbuffer > 1 ? "nbuffer=" + num(nbuffer) + " x " : std::string(); };
+  if (nbuffer * ct.a_l0 > target_.l0a)
+    fail("L0A capacity", slots() + eq("mL0", align_up(ct.mL0, a)) + " x " + eq("kL0", align_up(ct.kL0, a)) + " x " +
+         bytes_of(spec.in) + " = " + num(nbuffer * ct.a_l0) + " B > L0A " + num(target_.l0a) + " B", hard);
+  if (nbuffer * ct.b_l0 > target_.l0b)
+    fail("L0B capacity", slots() + eq("kL0", align_up(ct.kL0, a)) + " x " + eq("nL0", align_up(ct.nL0, a)) + " x " +
+         bytes_of(spec.in) + " = " + num(nbuffer * ct.b_l0) + " B > L0B " + num(target_.l0b) + " B", hard);
+  if (ct.c_l0 > target_.l0c)
+    fail("L0C capacity", eq("mL1", align_up(ct.mL1, 16)) + " x " + eq("nL1", align_up(ct.nL1, 16)) + " x " +
+         bytes_of(spec.acc) + " = " + num(ct.c_l0) + " B > L0C " + num(target_.l0c) +
+         " B (L0C holds the accumulators of the whole [mL1, nL1] tile)", hard);
+  const int64_t l1 = nbuffer * (ct.a_l1 + ct.b_l1);
+  if (l1 > target_.l1)
+    fail("L1 capacity", slots() + "(" + eq("mL1", align_up(ct.mL1, a)) + " x " + eq("kAL1", align_up(ct.kAL1, a)) +
+         " + " + eq("kBL1", align_up(ct.kBL1, a)) + " x " + eq("nL1", align_up(ct.nL1, a)) + ") x " +
+         bytes_of(spec.in) + " = " +
+         num(l1) + " B > L1 " + num(target_.l1) + " B", hard);
+
+  if (!split_k) return;
+  if (spec.out != DType::F32 && spec.out != DType::I32)
+    fail("split_k", std::string("split_k accumulates atomically and needs an fp32/int32 output; the matmul writes ") +
+         dtype_name(spec.out), true);
+  if (has_epilogue) fail("split_k", "split_k cannot run with a fused epilogue (partial sums are not final)", true);
+  if (spec.batch.size() + 2 > 4)
+    fail("split_k", "split_k takes 2-4-D inputs; the matmul's are " + num(spec.batch.size() + 2) + "-D", true);
+}
+
+void RuleCheck::vec_rank(const Shape& given, const Shape& iteration) {
+  if (given.size() >= iteration.size()) return;
+  fail("vec tile rank", "vec " + shape_str(given) + " has " + num(given.size()) + " dims, the kernel iterates over " +
+       shape_str(iteration) + " (rank " + num(iteration.size()) + ")", true);
+}
+
+void RuleCheck::vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout) {
+  const Shape& it = body.iteration;
+  for (size_t i = 0; i < body.reduce_dims.size(); ++i) {
+    const int d = body.reduce_dims[i];
+    if (vt[d] >= it[d]) continue;
+    const Node& n = g.node(body.reduce_nodes[i]);
+    fail("reduction axis split", std::string(op_kind_name(n.kind)) + " \"" + n.name + "\" reduces dim " + num(d) +
+         " of " + shape_str(it) + " (size " + num(it[d]) + ") but the tile " + shape_str(vt) + " cuts it to " +
+         num(vt[d]), true);
+  }
+  const int last = static_cast<int>(it.size()) - 1;
+  if (last >= 0 && vt[last] < it[last]) {
+    for (const VecValue& v : body.values) {
+      const int64_t row = vt[last] * dtype_size(v.dtype);
+      if (!spans(v.mask, last) || row % target_.align_bytes == 0) continue;
+      fail("UB alignment", "the tile's last dim " + num(vt[last]) + " x " + bytes_of(v.dtype) + " = " + num(row) +
+           " B of \"" + v.name + "\" is not a multiple of " + num(target_.align_bytes) +
+           " B and does not cover the dim (" + num(it[last]) + ")", target_.hard_capacity);
+      break;
+    }
+  }
+  if (layout.ub_bytes > target_.ub)
+    fail("UB capacity", "the live UB buffers of tile " + shape_str(vt) + " need " + num(layout.ub_bytes) +
+         " B > UB " + num(target_.ub) + " B", target_.hard_capacity);
+}
+
+}  // namespace pto::passes

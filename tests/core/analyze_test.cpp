@@ -1,0 +1,334 @@
+// analyze() against compile(): for random shapes (ragged tails) and random configs of
+// every op in the library, on ascend910b1 (hard capacities) and the host (soft), the
+// closed-form summary must equal what the generated program does — task counts per
+// core type, instructions, bytes per level, fractals, vector work, footprints — and
+// both must list the same violations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "core/analyze.h"
+#include "core/compile.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "core/target.h"
+
+namespace pto {
+namespace {
+
+// ---- What a compiled program does, measured instruction by instruction ----------------
+
+struct Measured {
+  int64_t aic_tasks = 0, aiv_tasks = 0, instructions = 0, tmatmuls = 0, fractals = 0;
+  int64_t aic_gm_loads = 0, aic_gm_stores = 0, aiv_gm_loads = 0, aiv_gm_stores = 0;
+  double gm_read = 0, gm_write = 0, l0a = 0, l0b = 0, l0c_out = 0, workspace = 0;
+  std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> vector;  // instrs, repeats, elems
+  std::map<MemLevel, int64_t> footprint;
+};
+
+const LocalBuffer& buffer_of(const BlockProgram& b, const Operand& o) {
+  for (const LocalBuffer& x : b.buffers)
+    if (x.id == o.id) return x;
+  throw std::runtime_error("operand names a missing buffer " + std::to_string(o.id));
+}
+
+Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
+  Measured m;
+  const int workspace_tensor = k.uses_cube ? p.tasks[k.tasks.front()].bindings[2].tensor : -1;
+  const bool has_epilogue = std::any_of(k.tasks.begin(), k.tasks.end(),
+                                        [&](int id) { return k.uses_cube && p.tasks[id].core == CoreType::AIV; });
+  for (int id : k.tasks) {
+    const Task& task = p.tasks[id];
+    const BlockProgram& b = p.blocks[task.block];
+    (task.core == CoreType::AIC ? m.aic_tasks : m.aiv_tasks) += 1;
+    m.instructions += static_cast<int64_t>(b.instrs.size());
+    for (const auto& [level, bytes] : b.footprint()) m.footprint[level] = std::max(m.footprint[level], bytes);
+    auto local_bytes = [&](const Operand& o) {
+      return static_cast<double>(num_elements(o.extent) * dtype_size(buffer_of(b, o).dtype));
+    };
+    for (const Instr& in : b.instrs) {
+      switch (in.op) {
+        case Opcode::TLOAD: {
+          ++(task.core == CoreType::AIC ? m.aic_gm_loads : m.aiv_gm_loads);
+          const double bytes = local_bytes(in.dst);
+          m.gm_read += bytes;
+          if (has_epilogue && task.bindings[in.src[0].id].tensor == workspace_tensor) m.workspace += bytes;
+          break;
+        }
+        case Opcode::TSTORE: {
+          ++(task.core == CoreType::AIC ? m.aic_gm_stores : m.aiv_gm_stores);
+          const DType gm = p.tensors[task.bindings[in.dst.id].tensor].dtype;
+          const double bytes = static_cast<double>(num_elements(in.src[0].extent) * dtype_size(gm));
+          m.gm_write += bytes;
+          if (in.src[0].level == MemLevel::L0C) {
+            m.l0c_out += bytes;
+            if (has_epilogue) m.workspace += bytes;
+          }
+          break;
+        }
+        case Opcode::TMOV:
+          (in.dst.level == MemLevel::L0A ? m.l0a : m.l0b) += local_bytes(in.dst);
+          break;
+        case Opcode::TMATMUL: {
+          const auto it = t.fractal.find(buffer_of(b, in.src[0]).dtype);
+          const Fractal f = it == t.fractal.end() ? Fractal{} : it->second;
+          ++m.tmatmuls;
+          m.fractals += ceil_div(in.dst.extent[0], f.m) * ceil_div(in.src[0].extent[1], f.k) *
+                        ceil_div(in.dst.extent[1], f.n);
+          break;
+        }
+        case Opcode::TVEC:
+        case Opcode::TREDUCE:
+        case Opcode::TFILL: {
+          int64_t bytes = 0, elems = 0;
+          DType dtype = DType::F32;
+          std::vector<Operand> ops = {in.dst};
+          ops.insert(ops.end(), in.src.begin(), in.src.end());
+          for (const Operand& o : ops) {
+            if (o.level != MemLevel::UB) continue;
+            const int64_t e = num_elements(o.extent), by = e * dtype_size(buffer_of(b, o).dtype);
+            if (by > bytes) bytes = by, elems = e, dtype = buffer_of(b, o).dtype;
+          }
+          auto& [instrs, repeats, elements] = m.vector[{in.vop, in.op == Opcode::TREDUCE, dtype}];
+          instrs += 1;
+          repeats += ceil_div(bytes, 256);
+          elements += elems;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  return m;
+}
+
+void expect_agreement(const KernelSummary& s, const Measured& m, const std::string& where) {
+  SCOPED_TRACE(where);
+  EXPECT_EQ(s.aic_tasks, m.aic_tasks);
+  EXPECT_EQ(s.aiv_tasks, m.aiv_tasks);
+  EXPECT_EQ(s.instructions, m.instructions);
+  EXPECT_EQ(s.tmatmuls, m.tmatmuls);
+  EXPECT_EQ(s.aic_gm_loads, m.aic_gm_loads);
+  EXPECT_EQ(s.aic_gm_stores, m.aic_gm_stores);
+  EXPECT_EQ(s.aiv_gm_loads, m.aiv_gm_loads);
+  EXPECT_EQ(s.aiv_gm_stores, m.aiv_gm_stores);
+  EXPECT_EQ(s.fractals, m.fractals);
+  EXPECT_DOUBLE_EQ(s.gm_read_bytes, m.gm_read);
+  EXPECT_DOUBLE_EQ(s.gm_write_bytes, m.gm_write);
+  EXPECT_DOUBLE_EQ(s.l1_to_l0a_bytes, m.l0a);
+  EXPECT_DOUBLE_EQ(s.l1_to_l0b_bytes, m.l0b);
+  EXPECT_DOUBLE_EQ(s.l0c_out_bytes, m.l0c_out);
+  EXPECT_DOUBLE_EQ(s.workspace_bytes, m.workspace);
+  EXPECT_EQ(s.footprint, m.footprint);
+  std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> summarised;
+  for (const VectorWork& w : s.vector_work) summarised[{w.op, w.reduce, w.dtype}] = {w.instrs, w.repeats, w.elements};
+  EXPECT_EQ(summarised, m.vector);
+}
+
+// ---- Random workloads and configs -------------------------------------------------------
+
+Shape random_shape(const OpDef& op, std::mt19937& rng) {
+  auto dim = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  if (op.name == "attention") return {dim(1, 2), dim(1, 2), dim(8, 96), 16 * dim(1, 4)};
+  Shape s;
+  for (size_t i = 0; i < op.dims.size(); ++i) s.push_back(op.dims[i] == "B" ? dim(1, 3) : dim(1, 300));
+  return s;
+}
+
+int64_t pick(std::mt19937& rng, std::initializer_list<int64_t> options) {
+  std::vector<int64_t> v(options);
+  return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+}
+
+CubeTile random_cube(std::mt19937& rng, int64_t align, bool split_k) {
+  CubeTile c;
+  c.mL0 = align * pick(rng, {1, 2, 4, 8});
+  c.mL1 = c.mL0 * pick(rng, {1, 2});
+  c.kL0 = align * pick(rng, {1, 2, 4});
+  c.kAL1 = c.kL0 * pick(rng, {1, 2, 4});
+  c.kBL1 = pick(rng, {0, 1}) ? c.kAL1 : c.kAL1 * pick(rng, {2, 4});
+  if (pick(rng, {0, 1})) std::swap(c.kAL1, c.kBL1);
+  c.nL0 = align * pick(rng, {1, 2, 4, 8});
+  c.nL1 = c.nL0 * pick(rng, {1, 2});
+  c.split_k = split_k;
+  return c;
+}
+
+Shape random_vec(std::mt19937& rng, size_t rank, const Shape& widest) {
+  Shape v(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t dim = widest[i];
+    v[i] = i + 1 == rank ? 16 * pick(rng, {1, 2, 4, 8, 16, 32}) : std::uniform_int_distribution<int64_t>(1, dim)(rng);
+  }
+  if (pick(rng, {0, 1})) v.back() = widest.back();  // often the whole row: reductions stay whole
+  return v;
+}
+
+TileConfig random_config(std::mt19937& rng, const Workload& w, const TensorGraph& g) {
+  TileConfig c;
+  bool has_matmul = false, has_vector = false;
+  size_t rank = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.kind == OpKind::Matmul) has_matmul = true;
+    if (n.kind != OpKind::Input && n.kind != OpKind::Matmul && !is_view(n.kind)) has_vector = true;
+    rank = std::max(rank, n.shape.size());
+  }
+  Shape widest(rank, 1);
+  for (const Node& n : g.nodes())
+    for (size_t i = 0; i < n.shape.size(); ++i) {
+      int64_t& x = widest[rank - n.shape.size() + i];
+      x = std::max(x, n.shape[i]);
+    }
+  if (has_matmul) {
+    const bool fp32_out = g.node(g.outputs()[0]).dtype == DType::F32 || g.node(g.outputs()[0]).dtype == DType::I32;
+    c.cube = random_cube(rng, w.dtype == DType::I8 ? 32 : 16, w.op != "attention" && fp32_out && pick(rng, {0, 1}));
+    if (pick(rng, {0, 1})) c.l2_group = std::make_pair(pick(rng, {1, 2, 3}), pick(rng, {1, 2}));
+  }
+  if (has_vector && pick(rng, {0, 1, 1})) c.vec = random_vec(rng, rank, widest);
+  c.nbuffer = static_cast<int>(pick(rng, {1, 2, 3}));
+  if (pick(rng, {0, 0, 1})) {  // unfused: every compute node its own kernel
+    std::vector<std::vector<int>> singles;
+    for (NodeId id : g.compute_nodes()) singles.push_back({id});
+    c.fusion = singles;
+  }
+  return c;
+}
+
+Workload random_workload(const OpDef& op, std::mt19937& rng) {
+  Workload w;
+  w.op = op.name;
+  w.shape = random_shape(op, rng);
+  w.dtype = op.dtypes[std::uniform_int_distribution<size_t>(0, op.dtypes.size() - 1)(rng)];
+  for (const std::string& a : op.attrs) w.attrs[a] = pick(rng, {0, 1});
+  if (w.op == "attention") w.dtype = DType::F16;
+  return w;
+}
+
+// Compares analyze and compile on one config; returns whether it was feasible.
+bool check_config(const Workload& w, const TensorGraph& g, const TileConfig& c, const Target& t,
+                  const Analyzer& analyzer) {
+  const std::string where = w.key() + " " + c.to_string() + " on " + t.name;
+  const TilingSummary s = analyzer.analyze(c);
+  if (!s.feasible) {
+    try {
+      compile(g, c, t);
+      ADD_FAILURE() << where << ": analyze says infeasible, compile succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::Infeasible) << where;
+      EXPECT_NE(std::string(e.what()).find(format_violations(s.violations)), std::string::npos) << where;
+    }
+    return false;
+  }
+  const Compiled compiled = compile(g, c, t);
+  const Program& p = compiled.program;
+  EXPECT_EQ(s.instructions(), p.instruction_count()) << where;
+  EXPECT_EQ(s.kernels.size(), p.kernels.size()) << where;
+  if (s.kernels.size() != p.kernels.size()) return true;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const KernelSummary& ks = s.kernels[i];
+    EXPECT_EQ(ks.after, p.kernels[i].after) << where;
+    EXPECT_EQ(ks.nodes, p.kernels[i].nodes) << where;
+    EXPECT_EQ(ks.uses_cube, p.kernels[i].uses_cube) << where;
+    expect_agreement(ks, measure_kernel(p, p.kernels[i], t), where + " kernel " + p.kernels[i].name);
+  }
+  // The tile dump lists the same violations (soft ones on the host).
+  for (const Violation& v : s.violations)
+    EXPECT_NE(compiled.tile_dump.find(v.detail), std::string::npos) << where << ": " << v.detail;
+  return true;
+}
+
+void agreement_over_ops(const Target& t, int configs_per_op, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (const OpDef& op : op_library()) {
+    int feasible = 0;
+    for (int shape_round = 0; shape_round < 3; ++shape_round) {
+      const Workload w = random_workload(op, rng);
+      const TensorGraph g = build_graph(w);
+      const Analyzer analyzer(g, t);
+      check_config(w, g, default_config(w, g, t), t, analyzer);
+      for (int i = 0; i < configs_per_op; ++i) feasible += check_config(w, g, random_config(rng, w, g), t, analyzer);
+    }
+    EXPECT_GT(feasible, 0) << op.name << " on " << t.name << ": no random config was feasible";
+  }
+}
+
+TEST(AnalyzeAgreement, RandomConfigsOfEveryOpOnAscend910b1) {
+  agreement_over_ops(load_target("ascend910b1"), 40, 1234);
+}
+
+TEST(AnalyzeAgreement, RandomConfigsOfEveryOpOnHost) { agreement_over_ops(load_target("host"), 25, 99); }
+
+TEST(AnalyzeAgreement, SplitKAndL2GroupOnBatchMatmul) {
+  const Target t = load_target("ascend910b1");
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    Workload w{"batch_matmul", {pick(rng, {1, 2}), pick(rng, {16, 40, 100}), pick(rng, {200, 520, 1000}), pick(rng, {16, 48})},
+               DType::F32, {}};
+    const TensorGraph g = build_graph(w);
+    const Analyzer analyzer(g, t);
+    TileConfig c;
+    c.cube = random_cube(rng, 16, true);
+    c.l2_group = std::make_pair(pick(rng, {1, 2}), pick(rng, {1, 2}));
+    c.nbuffer = static_cast<int>(pick(rng, {1, 2}));
+    check_config(w, g, c, t, analyzer);
+  }
+}
+
+// ---- Properties of the summary itself ----------------------------------------------------
+
+TEST(Analyze, MatmulTotalsFollowTheGuideFormula) {
+  // MTE2 bytes = M*K*(N/nL1)*sizeof(A) + K*N*(M/mL1)*sizeof(B) for a divisible shape.
+  const Target t = load_target("ascend910b1");
+  const Workload w{"matmul", {256, 512, 1024}, DType::F16, {}};
+  const TensorGraph g = build_graph(w);
+  TileConfig c = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})");
+  const TilingSummary s = analyze(g, c, t);
+  ASSERT_TRUE(s.feasible) << format_violations(s.violations);
+  ASSERT_EQ(s.kernels.size(), 1u);
+  const KernelSummary& k = s.kernels[0];
+  EXPECT_DOUBLE_EQ(k.gm_read_bytes, 256.0 * 512 * (1024 / 256) * 2 + 512.0 * 1024 * (256 / 128) * 2);
+  EXPECT_DOUBLE_EQ(k.useful_flops, 2.0 * 256 * 512 * 1024);
+  EXPECT_EQ(k.fractals, (256 / 16) * (512 / 16) * (1024 / 16));
+  EXPECT_EQ(k.aic_tasks, 2 * 4);
+  EXPECT_EQ(k.k_steps, 2);
+  EXPECT_EQ(k.tile_counts, (Shape{2, 4}));
+  EXPECT_EQ(k.tail, (Shape{128, 256}));
+}
+
+TEST(Analyze, InfeasibleConfigListsViolationsAndNoKernels) {
+  const Target t = load_target("ascend910b1");
+  const TensorGraph g = build_graph({"matmul", {512, 512, 512}, DType::F16, {}});
+  const TilingSummary s = analyze(g, TileConfig::parse(R"({"cube":{"m":[256,256],"k":[64,256],"n":[256,256]}})"), t);
+  EXPECT_FALSE(s.feasible);
+  EXPECT_TRUE(s.kernels.empty());
+  ASSERT_FALSE(s.violations.empty());
+  EXPECT_EQ(s.violations[0].rule, "L0C capacity");
+}
+
+TEST(Analyze, AnalyzerIsReusableAcrossConfigsAndFusionChoices) {
+  const Target t = load_target("ascend910b1");
+  const Workload w{"matmul_bias_gelu", {128, 64, 256}, DType::F16, {}};
+  const TensorGraph g = build_graph(w);
+  const Analyzer analyzer(g, t);
+  TileConfig fused = default_config(w, g, t);
+  TileConfig unfused = fused;
+  std::vector<std::vector<int>> singles;
+  for (NodeId id : g.compute_nodes()) singles.push_back({id});
+  unfused.fusion = singles;
+  const TilingSummary a = analyzer.analyze(fused), b = analyzer.analyze(unfused), a2 = analyzer.analyze(fused);
+  ASSERT_TRUE(a.feasible && b.feasible);
+  EXPECT_LT(a.kernels.size(), b.kernels.size());
+  EXPECT_EQ(a.instructions(), a2.instructions());
+  double fused_bytes = 0, unfused_bytes = 0;
+  for (const KernelSummary& k : a.kernels) fused_bytes += k.gm_read_bytes + k.gm_write_bytes - k.workspace_bytes;
+  for (const KernelSummary& k : b.kernels) unfused_bytes += k.gm_read_bytes + k.gm_write_bytes;
+  EXPECT_LT(fused_bytes, unfused_bytes);
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,485 @@
+// compile(): the verifier's rules with their numbers, n-buffering, block sharing,
+// dispatch order, split-K, the execute graph, dumps, and structural properties every
+// generated program must have (flags pair up, windows stay inside their buffers and
+// tensors, copies move equal element counts) over random configs of every op.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "core/analyze.h"
+#include "core/compile.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "core/target.h"
+
+namespace pto {
+namespace {
+
+const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+const Target& host() {
+  static const Target t = load_target("host");
+  return t;
+}
+
+TensorGraph graph_of(const std::string& key) { return build_graph(Workload::parse_key(key)); }
+
+// The Infeasible error's message, or "" if the config compiled.
+std::string infeasibility(const TensorGraph& g, const std::string& config, const Target& t) {
+  try {
+    compile(g, TileConfig::parse(config), t);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::Infeasible) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+void expect_contains(const std::string& text, std::initializer_list<const char*> parts) {
+  for (const char* p : parts) EXPECT_NE(text.find(p), std::string::npos) << "missing '" << p << "' in:\n" << text;
+}
+
+// ---- The verifier -------------------------------------------------------------------------
+
+TEST(CompileRules, L0COverflowNamesTheTileAndBothSizes) {
+  const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
+                                        R"({"cube":{"m":[256,256],"k":[64,256],"n":[256,256]}})", npu());
+  expect_contains(err, {"L0C capacity", "mL1=256", "nL1=256", "262144 B > L0C 131072 B"});
+}
+
+TEST(CompileRules, KL0MustBeAMultipleOf16) {
+  const std::string err = infeasibility(graph_of("matmul|256,256,256|fp16"),
+                                        R"({"cube":{"m":[64,64],"k":[24,96],"n":[64,64]}})", npu());
+  expect_contains(err, {"kL0 % 16", "kL0=24 is not a multiple of 16 (fp16)"});
+}
+
+TEST(CompileRules, Int8AlignsTo32) {
+  const std::string err = infeasibility(graph_of("matmul|256,256,256|int8"),
+                                        R"({"cube":{"m":[64,64],"k":[48,96],"n":[64,64]}})", npu());
+  expect_contains(err, {"kL0 % 16", "kL0=48 is not a multiple of 32 (int8)"});
+}
+
+TEST(CompileRules, L1MustBeAMultipleOfL0) {
+  const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
+                                        R"({"cube":{"m":[128,192],"k":[64,256],"n":[128,128]}})", npu());
+  expect_contains(err, {"L1 % L0", "mL1=192 is not a multiple of mL0=128"});
+}
+
+TEST(CompileRules, L0LargerThanL1) {
+  const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
+                                        R"({"cube":{"m":[64,64],"k":[128,64],"n":[64,64]}})", npu());
+  expect_contains(err, {"L0 <= L1", "kL0=128 > kAL1=64"});
+}
+
+TEST(CompileRules, KAL1AndKBL1MustBeMultiples) {
+  const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
+                                        R"({"cube":{"m":[64,64],"k":[32,96,64],"n":[64,64]}})", npu());
+  expect_contains(err, {"kAL1/kBL1", "kAL1=96 and kBL1=64"});
+}
+
+TEST(CompileRules, L1CapacityCountsEveryBufferSlot) {
+  const TensorGraph g = graph_of("matmul|1024,1024,1024|fp16");
+  const std::string config = R"({"cube":{"m":[128,128],"k":[64,512],"n":[128,256]},"nbuffer":NB})";
+  auto with = [&](int nb) {
+    std::string c = config;
+    c.replace(c.find("NB"), 2, std::to_string(nb));
+    return c;
+  };
+  EXPECT_EQ(infeasibility(g, with(1), npu()), "");  // (128*512 + 512*256) * 2 B = 384 KiB
+  expect_contains(infeasibility(g, with(2), npu()),
+                  {"L1 capacity", "nbuffer=2 x (mL1=128 x kAL1=512 + kBL1=512 x nL1=256) x 2 B = 786432 B > L1 524288 B"});
+}
+
+TEST(CompileRules, ReductionAxisSplitIsRejectedEvenOnTheHost) {
+  const TensorGraph g = graph_of("softmax|64,1024|fp32");
+  for (const Target* t : {&npu(), &host()})
+    expect_contains(infeasibility(g, R"({"vec":[8,512]})", *t),
+                    {"reduction axis split", "amax \"row_max\" reduces dim 1", "(size 1024)", "cuts it to 512"});
+}
+
+TEST(CompileRules, UbCapacityAndAlignment) {
+  const TensorGraph g = graph_of("gelu|512,4096|fp16");
+  expect_contains(infeasibility(g, R"({"vec":[256,4096]})", npu()), {"UB capacity", "> UB 196608 B"});
+  expect_contains(infeasibility(g, R"({"vec":[8,100]})", npu()),
+                  {"UB alignment", "100 x 2 B = 200 B", "not a multiple of 32 B"});
+  EXPECT_EQ(infeasibility(g, R"({"vec":[2,4096]})", npu()), "");  // the whole row needs no alignment
+}
+
+TEST(CompileRules, VecTileRankMustCoverTheIterationSpace) {
+  const TensorGraph g = graph_of("attention|1,2,64,32|fp16");
+  expect_contains(infeasibility(g, R"({"vec":[16,64]})", npu()), {"vec tile rank", "vec [16,64] has 2 dims"});
+}
+
+TEST(CompileRules, SplitKNeedsAnFp32OutputAndNoEpilogue) {
+  expect_contains(infeasibility(graph_of("matmul|64,1024,64|fp16"),
+                                R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})", npu()),
+                  {"split_k", "fp32/int32 output", "fp16"});
+  expect_contains(infeasibility(graph_of("matmul_bias_gelu|64,1024,64|fp32"),
+                                R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})", npu()),
+                  {"split_k", "epilogue"});
+}
+
+TEST(CompileRules, EveryViolationIsCollected) {
+  const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
+                                        R"({"cube":{"m":[256,256],"k":[24,100],"n":[256,256]}})", npu());
+  expect_contains(err, {"kL0 % 16", "L0C capacity", "L1 % L0", "cube alignment", "kAL1=100"});
+}
+
+TEST(CompileRules, CapacitiesAreSoftOnTheHost) {
+  const TensorGraph g = graph_of("matmul|512,512,512|fp32");
+  const TileConfig c = TileConfig::parse(R"({"cube":{"m":[512,512],"k":[512,512],"n":[512,512]}})");
+  const Compiled out = compile(g, c, host());
+  const TilingSummary s = analyze(g, c, host());
+  EXPECT_TRUE(s.feasible);
+  ASSERT_FALSE(s.violations.empty());
+  expect_contains(out.tile_dump, {"soft", "rules broken"});
+  for (const Violation& v : s.violations) EXPECT_NE(out.tile_dump.find(v.detail), std::string::npos);
+}
+
+// ---- n-buffering, blocks, dispatch ----------------------------------------------------------
+
+std::map<MemLevel, int64_t> footprint_of(const Compiled& c) {
+  std::map<MemLevel, int64_t> out;
+  for (const BlockProgram& b : c.program.blocks)
+    for (const auto& [level, bytes] : b.footprint()) out[level] = std::max(out[level], bytes);
+  return out;
+}
+
+TEST(CompileBuffers, NBufferingDoublesL1AndL0Footprints) {
+  const TensorGraph g = graph_of("matmul|256,256,256|fp16");
+  TileConfig c = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[128,128]}})");
+  const auto one = footprint_of(compile(g, c, npu()));
+  c.nbuffer = 2;
+  const auto two = footprint_of(compile(g, c, npu()));
+  EXPECT_EQ(two.at(MemLevel::L1), 2 * one.at(MemLevel::L1));
+  EXPECT_EQ(two.at(MemLevel::L0A), 2 * one.at(MemLevel::L0A));
+  EXPECT_EQ(two.at(MemLevel::L0B), 2 * one.at(MemLevel::L0B));
+  EXPECT_EQ(two.at(MemLevel::L0C), one.at(MemLevel::L0C));
+  EXPECT_EQ(one.at(MemLevel::L1), (128 * 128 + 128 * 128) * 2);
+}
+
+TEST(CompileBuffers, UbTemporariesReuseSpaceAfterTheirLastUse) {
+  const TensorGraph g = graph_of("layernorm|64,512|fp32");
+  const Compiled c = compile(g, TileConfig::parse(R"({"vec":[8,512],"nbuffer":1})"), npu());
+  ASSERT_EQ(c.program.blocks.size(), 1u);
+  const BlockProgram& b = c.program.blocks[0];
+  int64_t sum = 0;
+  for (const LocalBuffer& buf : b.buffers) sum += buf.bytes();
+  EXPECT_LT(b.footprint().at(MemLevel::UB), sum / 2);
+}
+
+int blocks_of(const Compiled& c, CoreType core) {
+  return static_cast<int>(std::count_if(c.program.blocks.begin(), c.program.blocks.end(),
+                                        [&](const BlockProgram& b) { return b.core == core; }));
+}
+
+TEST(CompileBlocks, DivisibleShapesHaveOneBlockPerKernelPart) {
+  const Compiled mm = compile(graph_of("matmul|256,512,512|fp16"),
+                              TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})"), npu());
+  EXPECT_EQ(mm.program.blocks.size(), 1u);
+  EXPECT_EQ(mm.program.tasks.size(), 4u);
+  const Compiled sm = compile(graph_of("softmax|256,512|fp16"), TileConfig::parse(R"({"vec":[16,512]})"), npu());
+  EXPECT_EQ(sm.program.blocks.size(), 1u);
+  EXPECT_EQ(sm.program.tasks.size(), 16u);
+  const Compiled fused =
+      compile(graph_of("matmul_bias_gelu|256,128,512|fp16"),
+              TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[256,256]},"vec":[32,256]})"), npu());
+  const Kernel& cube = *std::find_if(fused.program.kernels.begin(), fused.program.kernels.end(),
+                                     [](const Kernel& k) { return k.uses_cube; });
+  std::set<int> aic, aiv;
+  for (int id : cube.tasks) (fused.program.tasks[id].core == CoreType::AIC ? aic : aiv).insert(fused.program.tasks[id].block);
+  EXPECT_EQ(aic.size(), 1u);
+  EXPECT_EQ(aiv.size(), 1u);
+}
+
+TEST(CompileBlocks, TailsGetTheirOwnBlocks) {
+  const Compiled mm = compile(graph_of("matmul|200,300,400|fp16"),
+                              TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})"), npu());
+  EXPECT_EQ(blocks_of(mm, CoreType::AIC), 4);  // {128,72} x {256,144}
+  std::set<std::string> names;
+  for (const BlockProgram& b : mm.program.blocks) names.insert(b.name);
+  EXPECT_TRUE(names.count("y.aic.72x144"));
+}
+
+std::vector<std::pair<int64_t, int64_t>> cube_visit_order(const Compiled& c) {
+  std::vector<std::pair<int64_t, int64_t>> order;
+  for (int id : c.program.kernels[0].tasks) {
+    const Shape& i = c.program.tasks[id].tile_index;
+    order.emplace_back(i[0], i[1]);
+  }
+  return order;
+}
+
+TEST(CompileDispatch, RowMajorWithoutL2Group) {
+  const TensorGraph g = graph_of("matmul|256,64,384|fp16");
+  const auto order = cube_visit_order(compile(g, TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,64],"n":[128,128]}})"), npu()));
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+  EXPECT_EQ(order, expected);
+}
+
+TEST(CompileDispatch, L2GroupVisitsGroupsOfMDimByNDim) {
+  // 3 x 5 tiles in groups of 2 x 2: edge groups are smaller.
+  const TensorGraph g = graph_of("matmul|48,16,80|fp16");
+  const auto order = cube_visit_order(
+      compile(g, TileConfig::parse(R"({"cube":{"m":[16,16],"k":[16,16],"n":[16,16]},"l2_group":[2,2]})"), npu()));
+  const std::vector<std::pair<int64_t, int64_t>> expected = {
+      {0, 0}, {0, 1}, {1, 0}, {1, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {0, 4}, {1, 4},
+      {2, 0}, {2, 1}, {2, 2}, {2, 3}, {2, 4}};
+  EXPECT_EQ(order, expected);
+}
+
+TEST(CompileSplitK, ChunksFollowTheCoreCountAndAZeroKernelComesFirst) {
+  // 1 tile, K = 1024 in steps of 64: ceil(24 / 1) = 24 wanted, capped at 16 steps -> 16 chunks.
+  const TensorGraph g = graph_of("matmul|64,1024,64|fp32");
+  const Compiled c =
+      compile(g, TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"), npu());
+  ASSERT_EQ(c.program.kernels.size(), 2u);
+  const Kernel& zero = c.program.kernels[0];
+  const Kernel& mm = c.program.kernels[1];
+  EXPECT_EQ(zero.name, "zero.y");
+  EXPECT_FALSE(zero.uses_cube);
+  EXPECT_EQ(mm.after, std::vector<int>{0});
+  EXPECT_EQ(mm.tasks.size(), 16u);
+  for (int id : mm.tasks) {
+    const BlockProgram& b = c.program.blocks[c.program.tasks[id].block];
+    EXPECT_TRUE(b.instrs.back().op == Opcode::TSTORE && b.instrs.back().accumulate);
+  }
+  bool fills = false;
+  for (int id : zero.tasks)
+    for (const Instr& in : c.program.blocks[c.program.tasks[id].block].instrs) fills |= in.op == Opcode::TFILL;
+  EXPECT_TRUE(fills);
+
+  // Enough tiles for every core: one chunk, no zero kernel, no atomic add.
+  const Compiled wide = compile(graph_of("matmul|512,256,768|fp32"),
+                                TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"),
+                                npu());
+  ASSERT_EQ(wide.program.kernels.size(), 1u);
+  EXPECT_FALSE(wide.program.blocks[0].instrs.back().accumulate);
+}
+
+TEST(CompileSplitK, UnevenStepsLeaveFewerChunks) {
+  // 3 x 3 tiles and 6 K steps: 24 cores want ceil(24/9) = 3 chunks of 2 steps each.
+  const TensorGraph g = graph_of("matmul|48,96,48|fp32");
+  const Compiled c =
+      compile(g, TileConfig::parse(R"({"cube":{"m":[16,16],"k":[16,16],"n":[16,16],"split_k":true}})"), npu());
+  const Kernel& mm = c.program.kernels.back();
+  EXPECT_EQ(mm.tasks.size(), 9u * 3u);
+  std::set<int64_t> chunks;
+  for (int id : mm.tasks) chunks.insert(c.program.tasks[id].tile_index.back());
+  EXPECT_EQ(chunks, (std::set<int64_t>{0, 1, 2}));
+}
+
+// ---- Execute graph and dumps ------------------------------------------------------------------
+
+TEST(CompileExec, KernelsWaitForTheTensorsTheyRead) {
+  const TensorGraph g = graph_of("attention|1,2,64,32|fp16|causal=1");
+  const Compiled c = compile(g, default_config(Workload::parse_key("attention|1,2,64,32|fp16|causal=1"), g, npu()), npu());
+  ASSERT_EQ(c.program.kernels.size(), 3u);  // scores+scale+mask | softmax | p @ v
+  EXPECT_TRUE(c.program.kernels[0].after.empty());
+  EXPECT_EQ(c.program.kernels[1].after, std::vector<int>{0});
+  EXPECT_EQ(c.program.kernels[2].after, std::vector<int>{1});
+  for (int id : c.program.kernels[0].tasks) {
+    const Task& t = c.program.tasks[id];
+    if (t.core == CoreType::AIV) {
+      ASSERT_EQ(t.deps.size(), 1u);
+      EXPECT_EQ(c.program.tasks[t.deps[0]].core, CoreType::AIC);
+    } else {
+      EXPECT_TRUE(t.deps.empty());
+    }
+  }
+}
+
+TEST(CompileDumps, EveryStageNamesTheGraphTensors) {
+  const Workload w = Workload::parse_key("matmul_bias_gelu|64,32,128|fp16");
+  const TensorGraph g = build_graph(w);
+  const Compiled c = compile(g, default_config(w, g, npu()), npu());
+  for (const char* stage : {"tensor", "tile", "block", "program", "exec"}) {
+    const std::string text = c.dump(parse_stage(stage));
+    SCOPED_TRACE(stage);
+    EXPECT_NE(text.find("bias"), std::string::npos) << text;
+    EXPECT_NE(text.find("acc"), std::string::npos) << text;
+  }
+  expect_contains(c.dump(Stage::Tile), {"feasible", "footprint", "L0C", "UB", "tiles"});
+  expect_contains(c.dump(Stage::Program), {"TLOAD", "TMATMUL", "TSTORE", "SET_FLAG", "MTE2 -> MTE1", "TADD", "TERF"});
+  expect_contains(c.dump(Stage::Exec), {"after: 0", "deps:"});
+  EXPECT_THROW(parse_stage("asm"), Error);
+}
+
+TEST(CompileDumps, ExecElidesLongTaskLists) {
+  const Compiled c = compile(graph_of("add|512,512|fp32"), TileConfig::parse(R"({"vec":[8,64]})"), npu());
+  expect_contains(c.dump(Stage::Exec), {"more tasks"});
+}
+
+TEST(CompileConfig, ResolvedConfigCarriesTheFusionUsed) {
+  const TensorGraph g = graph_of("softmax|64,128|fp32");
+  const Compiled c = compile(g, TileConfig::parse(R"({"vec":[8,128]})"), npu());
+  ASSERT_TRUE(c.config.fusion.has_value());
+  const Compiled again = compile(g, c.config, npu());
+  EXPECT_EQ(again.program.instruction_count(), c.program.instruction_count());
+}
+
+TEST(CompileConfig, BadFusionIsAUsageErrorNamingTheNode) {
+  const TensorGraph g = graph_of("softmax|8,16|fp32");
+  TileConfig c;
+  c.fusion = std::vector<std::vector<int>>{{1, 2, 3, 4}};
+  try {
+    compile(g, c, npu());
+    FAIL() << "accepted a fusion that leaves a node out";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::Usage);
+    expect_contains(e.what(), {"div \"softmax\" is in no group"});
+  }
+}
+
+// ---- Structural properties of every program --------------------------------------------------
+
+// Windows inside their buffers / tensors, flags paired, TLOAD/TSTORE element counts equal.
+void check_program(const Program& p, const std::string& where) {
+  for (const Task& task : p.tasks) {
+    const BlockProgram& b = p.blocks[task.block];
+    std::map<int, const LocalBuffer*> bufs;
+    for (const LocalBuffer& buf : b.buffers) bufs[buf.id] = &buf;
+    auto check_operand = [&](const Operand& o, size_t i) {
+      ASSERT_EQ(o.offset.size(), o.extent.size()) << where << " " << b.name << " #" << i;
+      if (o.level == MemLevel::GM) {
+        ASSERT_LT(o.id, static_cast<int>(task.bindings.size())) << where;
+        const TensorBinding& bind = task.bindings[o.id];
+        const GmTensor& t = p.tensors[bind.tensor];
+        ASSERT_EQ(o.extent.size(), t.shape.size()) << where << " " << b.name << " #" << i;
+        for (size_t d = 0; d < t.shape.size(); ++d) {
+          EXPECT_GE(o.extent[d], 1);
+          EXPECT_LE(bind.origin[d] + o.offset[d] + o.extent[d], t.shape[d])
+              << where << " " << b.name << " #" << i << " tensor " << t.name << " dim " << d;
+        }
+        return;
+      }
+      ASSERT_TRUE(bufs.count(o.id)) << where << " " << b.name << " #" << i;
+      const LocalBuffer& buf = *bufs[o.id];
+      EXPECT_EQ(buf.level, o.level);
+      ASSERT_EQ(o.extent.size(), buf.shape.size()) << where << " " << b.name << " #" << i;
+      for (size_t d = 0; d < buf.shape.size(); ++d)
+        EXPECT_LE(o.offset[d] + o.extent[d], buf.shape[d]) << where << " " << b.name << " #" << i << " " << buf.name;
+    };
+    std::map<std::tuple<Pipe, Pipe, int>, int> pending;
+    for (size_t i = 0; i < b.instrs.size(); ++i) {
+      const Instr& in = b.instrs[i];
+      if (in.op == Opcode::SET_FLAG) {
+        EXPECT_EQ(in.pipe, in.flag_src);
+        ++pending[std::make_tuple(in.flag_src, in.flag_dst, in.event)];
+        continue;
+      }
+      if (in.op == Opcode::WAIT_FLAG) {
+        EXPECT_EQ(in.pipe, in.flag_dst);
+        int& open = pending[std::make_tuple(in.flag_src, in.flag_dst, in.event)];
+        EXPECT_GT(open, 0) << where << " " << b.name << " #" << i << ": WAIT_FLAG before its SET_FLAG";
+        --open;
+        continue;
+      }
+      check_operand(in.dst, i);
+      for (const Operand& s : in.src) check_operand(s, i);
+      if (in.op == Opcode::TLOAD || in.op == Opcode::TSTORE) {
+        EXPECT_EQ(num_elements(in.dst.extent), num_elements(in.src[0].extent)) << where << " " << b.name << " #" << i;
+      }
+    }
+    for (const auto& [key, n] : pending) EXPECT_EQ(n, 0) << where << " " << b.name << ": unmatched SET_FLAG";
+  }
+}
+
+TEST(CompileProperties, RandomConfigsOfEveryOpGiveWellFormedPrograms) {
+  std::mt19937 rng(2024);
+  auto dim = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (const OpDef& op : op_library()) {
+    for (int round = 0; round < 4; ++round) {
+      Workload w;
+      w.op = op.name;
+      for (const std::string& d : op.dims) w.shape.push_back(d == "B" || d == "H" ? dim(1, 2) : dim(1, 200));
+      if (op.name == "attention") w.shape[3] = 16 * dim(1, 4);
+      w.dtype = op.dtypes.front();
+      for (const std::string& a : op.attrs) w.attrs[a] = dim(0, 1);
+      const TensorGraph g = build_graph(w);
+      TileConfig c = default_config(w, g, npu());
+      c.nbuffer = static_cast<int>(dim(1, 3));
+      if (c.cube) c.l2_group = std::make_pair(dim(1, 3), dim(1, 3));
+      if (!analyze(g, c, npu()).feasible) continue;
+      check_program(compile(g, c, npu()).program, w.key() + " " + c.to_string());
+    }
+  }
+}
+
+TEST(CompileProperties, TransposedOperandsLoadTheirStoredLayout) {
+  const TensorGraph g = graph_of("matmul|80,48,112|fp16|transpose_a=1,transpose_b=1");
+  const Compiled c = compile(g, TileConfig::parse(R"({"cube":{"m":[32,64],"k":[16,32],"n":[32,64]}})"), npu());
+  check_program(c.program, "transposed");
+  bool saw = false;
+  for (const BlockProgram& b : c.program.blocks)
+    for (const Instr& in : b.instrs)
+      if (in.op == Opcode::TLOAD) {
+        EXPECT_TRUE(in.transpose);
+        // dst is the logical tile: GM's last two extents swapped.
+        EXPECT_EQ(in.dst.extent[0], in.src[0].extent[1]);
+        EXPECT_EQ(in.dst.extent[1], in.src[0].extent[0]);
+        saw = true;
+      }
+  EXPECT_TRUE(saw);
+}
+
+// ---- Views ------------------------------------------------------------------------------------
+
+TEST(CompileViews, ReshapeOfAStridedViewIsCopiedFirst) {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {8, 12}, DType::F32);
+  const NodeId window = b.slice(x, {0, 2}, {8, 8}, "window");
+  const NodeId flat = b.reshape(window, {64}, "flat");
+  b.mark_output(b.exp(flat, "e"));
+  const TensorGraph g = b.build();
+  const Compiled c = compile(g, TileConfig{}, npu());
+  ASSERT_EQ(c.program.kernels.size(), 2u);
+  EXPECT_EQ(c.program.kernels[0].name, "copy.flat.src");
+  EXPECT_EQ(c.program.kernels[1].after, std::vector<int>{0});
+  const GmTensor& reshaped = c.program.tensors[flat];
+  ASSERT_GE(reshaped.alias_of, 0);
+  EXPECT_EQ(c.program.tensors[reshaped.alias_of].name, "flat.src");
+  EXPECT_EQ(c.program.tensors[window].alias_of, x);
+  EXPECT_EQ(c.program.tensors[window].elem_offset, 2);
+  check_program(c.program, "reshape of slice");
+}
+
+TEST(CompileViews, ContiguousViewsAreAliasesAndBroadcastsHaveStrideZero) {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {4, 16}, DType::F32);
+  const NodeId row = b.input("row", {16}, DType::F32);
+  const NodeId wide = b.broadcast(row, {4, 16}, "wide");
+  const NodeId flat = b.reshape(b.add(x, wide, "sum"), {64}, "flat");
+  b.mark_output(b.exp(flat, "e"));
+  const TensorGraph g = b.build();
+  const Compiled c = compile(g, TileConfig{}, npu());
+  EXPECT_EQ(c.program.tensors[wide].strides, (Shape{0, 1}));
+  EXPECT_EQ(c.program.tensors[flat].alias_of, flat - 1);
+  for (const Kernel& k : c.program.kernels) EXPECT_EQ(k.name.rfind("copy.", 0), std::string::npos);
+  check_program(c.program, "broadcast");
+}
+
+TEST(CompileViews, AViewMarkedAsOutputIsCopiedIntoItsOwnTensor) {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {4, 16}, DType::F32);
+  const NodeId e = b.exp(x, "e");
+  b.mark_output(b.slice(e, {1, 0}, {2, 16}, "rows"));
+  const TensorGraph g = b.build();
+  const Compiled c = compile(g, TileConfig{}, npu());
+  const auto out = std::find_if(c.program.tensors.begin(), c.program.tensors.end(),
+                                [](const GmTensor& t) { return t.role == TensorRole::Output; });
+  ASSERT_NE(out, c.program.tensors.end());
+  EXPECT_EQ(out->name, "rows");
+  EXPECT_EQ(out->alias_of, -1);
+  EXPECT_EQ(c.program.kernels.back().name, "copy.rows");
+  check_program(c.program, "view output");
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,90 @@
+// default_config: the hand-picked config clamped to the shape, then shrunk until
+// analyze() finds it feasible — for every op over random shapes on every built-in
+// target, and on a target whose buffers are far smaller than any hand-picked tile.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/analyze.h"
+#include "core/compile.h"
+#include "core/op_library.h"
+#include "core/target.h"
+
+namespace pto {
+namespace {
+
+Workload random_workload(const OpDef& op, std::mt19937& rng) {
+  auto dim = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Workload w;
+  w.op = op.name;
+  for (const std::string& d : op.dims) w.shape.push_back(d == "B" || d == "H" ? dim(1, 3) : dim(1, 400));
+  if (op.name == "attention") w.shape[3] = 8 * dim(1, 16);
+  w.dtype = op.dtypes[std::uniform_int_distribution<size_t>(0, op.dtypes.size() - 1)(rng)];
+  for (const std::string& a : op.attrs) w.attrs[a] = dim(0, 1);
+  return w;
+}
+
+void expect_feasible_defaults(const Target& t, int shapes_per_op, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (const OpDef& op : op_library())
+    for (int i = 0; i < shapes_per_op; ++i) {
+      const Workload w = random_workload(op, rng);
+      const TensorGraph g = build_graph(w);
+      const TileConfig c = default_config(w, g, t);
+      const TilingSummary s = analyze(g, c, t);
+      EXPECT_TRUE(s.feasible) << w.key() << " on " << t.name << ": " << c.to_string() << "\n"
+                              << format_violations(s.violations);
+    }
+}
+
+TEST(DefaultConfig, FeasibleForEveryOpOnEveryBuiltinTarget) {
+  uint32_t seed = 1;
+  for (const std::string& name : builtin_target_names()) expect_feasible_defaults(load_target(name), 20, seed++);
+}
+
+TEST(DefaultConfig, ShrinksUntilItFitsASmallTarget) {
+  Target t = load_target("ascend910b1");
+  t.l1 = 64 * 1024;
+  t.l0a = t.l0b = 8 * 1024;
+  t.l0c = 16 * 1024;
+  t.ub = 24 * 1024;
+  expect_feasible_defaults(t, 4, 77);
+  const Workload w = Workload::parse_key("matmul|1024,1024,1024|fp16");
+  const TileConfig c = default_config(w, build_graph(w), t);
+  const TileConfig hand = find_op("matmul").hand_picked(w);
+  EXPECT_LT(c.cube->mL1 * c.cube->nL1, hand.cube->mL1 * hand.cube->nL1);
+}
+
+TEST(DefaultConfig, TilesLargerThanTheShapeShrinkToTheAlignedDims) {
+  const Target t = load_target("ascend910b1");
+  const Workload w = Workload::parse_key("matmul|40,72,100|fp16");
+  const TileConfig c = default_config(w, build_graph(w), t);
+  ASSERT_TRUE(c.cube.has_value());
+  EXPECT_EQ(c.cube->mL1, 48);  // align_up(40, 16)
+  EXPECT_EQ(c.cube->nL1, 112);
+  EXPECT_EQ(c.cube->nL0, 112);
+  EXPECT_LE(c.cube->kAL1, 128);  // K = 72 fits one step of the (aligned) L0 size
+  EXPECT_EQ(c.cube->kAL1 % c.cube->kL0, 0);
+
+  const Workload soft = Workload::parse_key("softmax|8,100|fp32");
+  const TileConfig v = default_config(soft, build_graph(soft), t);
+  ASSERT_TRUE(v.vec.has_value());
+  EXPECT_LE(v.vec->front(), 8);
+  EXPECT_EQ(v.vec->back(), 100);  // the reduced row stays whole
+}
+
+TEST(DefaultConfig, MatchesTheHandPickedConfigWhereItAlreadyFits) {
+  const Target t = load_target("ascend910b1");
+  const Workload w = Workload::parse_key("matmul|4096,4096,4096|fp16");
+  EXPECT_EQ(default_config(w, build_graph(w), t), find_op("matmul").hand_picked(w));
+}
+
+TEST(DefaultConfig, CompilesOnTheHost) {
+  const Target t = load_target("host");
+  const Workload w = Workload::parse_key("attention|1,2,48,32|fp32|causal=1");
+  const TensorGraph g = build_graph(w);
+  EXPECT_NO_THROW(compile(g, default_config(w, g, t), t));
+}
+
+}  // namespace
+}  // namespace pto
