@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"compile", "compile one workload and print a stage of the compiler", run_compile},
       {"run", "compile for this host, run on the CPU, verify against the reference, time it",
        run_run},
+      {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
   };
   return all;
 }

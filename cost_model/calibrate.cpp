@@ -1,0 +1,226 @@
+#include "cost_model/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.h"
+#include "cost_model/nnls.h"
+
+namespace pto {
+
+namespace {
+
+// One usable measurement: its summary is computed once, its terms per iterate.
+struct Observation {
+  const CostModel* model;
+  const TileConfig* config;
+  TilingSummary summary;
+  double log_measured;
+};
+
+struct FitError {
+  double objective = 0;  // squared log errors plus the prior's penalty
+  double rms = 0;
+  double max = 0;
+};
+
+class Fit {
+ public:
+  Fit(std::vector<Observation> obs, const Coefficients& start, const CalibrationOptions& options)
+      : obs_(std::move(obs)), start_(start), options_(options) {
+    if (options.fit.empty()) {
+      for (int j = 0; j < kNumCoefs; ++j) free_.push_back(j);
+    } else {
+      for (Coef c : options.fit) free_.push_back(static_cast<int>(c));
+      std::sort(free_.begin(), free_.end());
+      free_.erase(std::unique(free_.begin(), free_.end()), free_.end());
+    }
+  }
+
+  FitError error(const Coefficients& c) const {
+    FitError e;
+    for (const Observation& o : obs_) {
+      const double r = log_error(o, c);
+      e.objective += r * r;
+      e.max = std::max(e.max, std::abs(r));
+    }
+    e.rms = std::sqrt(e.objective / static_cast<double>(obs_.size()));
+    for (int j : free_) {
+      if (start_.value[j] > 0) {
+        const double p = options_.prior_weight * (c.value[j] / start_.value[j] - 1);
+        e.objective += p * p;
+      }
+    }
+    return e;
+  }
+
+  // One Gauss-Newton step in log space, solved as NNLS for the new coefficients:
+  // log p(c') ≈ log p(c) + Σ_j amount_j (c'_j − c_j) / p(c), and Σ_j amount_j c_j = p(c).
+  Coefficients step(const Coefficients& c) const {
+    std::vector<TimeTerms> terms;
+    for (const Observation& o : obs_) terms.push_back(o.model->terms(o.summary, *o.config, c));
+    // Only the free coefficients some sample depends on can move; the rest keep their value.
+    std::vector<int> cols;
+    for (int j : free_) {
+      const bool measured = std::any_of(terms.begin(), terms.end(),
+                                        [&](const TimeTerms& t) { return t.amount(coef_at(j)) > 0; });
+      if (measured) cols.push_back(j);
+    }
+    if (cols.empty()) return c;
+    const size_t n = cols.size();
+    std::vector<double> rows, rhs;  // built row by row, then packed
+    for (size_t i = 0; i < obs_.size(); ++i) {
+      const double p = terms[i].value();
+      double b = 1 + obs_[i].log_measured - std::log(p);
+      for (int j = 0; j < kNumCoefs; ++j) {
+        if (std::find(cols.begin(), cols.end(), j) == cols.end()) b -= c.value[j] * terms[i].amount(coef_at(j)) / p;
+      }
+      for (int j : cols) rows.push_back(terms[i].amount(coef_at(j)) / p);
+      rhs.push_back(b);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      const double s = start_.value[cols[k]];
+      if (s <= 0) continue;
+      for (size_t q = 0; q < n; ++q) rows.push_back(q == k ? options_.prior_weight / s : 0.0);
+      rhs.push_back(options_.prior_weight);
+    }
+    DenseMatrix a(rhs.size(), n);
+    a.data = std::move(rows);
+    // Equilibrate the columns: amounts of different coefficients differ by decades.
+    std::vector<double> norm(n, 0.0);
+    for (size_t i = 0; i < a.rows; ++i) {
+      for (size_t k = 0; k < n; ++k) norm[k] += a(i, k) * a(i, k);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      norm[k] = std::sqrt(norm[k]);
+      for (size_t i = 0; i < a.rows; ++i) a(i, k) /= norm[k];
+    }
+    const std::vector<double> x = nnls(a, rhs);
+    Coefficients next = c;
+    for (size_t k = 0; k < n; ++k) next.value[cols[k]] = x[k] / norm[k];
+    return next;
+  }
+
+ private:
+  static double log_error(const Observation& o, const Coefficients& c) {
+    const double p = o.model->terms(o.summary, *o.config, c).value();
+    return std::log(std::max(p, 1e-300)) - o.log_measured;
+  }
+
+  std::vector<Observation> obs_;
+  Coefficients start_;
+  CalibrationOptions options_;
+  std::vector<int> free_;
+};
+
+Coefficients blend(const Coefficients& from, const Coefficients& to, double t) {
+  Coefficients c = from;
+  for (int j = 0; j < kNumCoefs; ++j) c.value[j] = from.value[j] + t * (to.value[j] - from.value[j]);
+  return c;
+}
+
+std::vector<Observation> usable_observations(std::span<const SampleSet> sets, int& skipped) {
+  std::vector<Observation> obs;
+  skipped = 0;
+  for (const SampleSet& set : sets) {
+    for (const Sample& s : set.samples) {
+      TilingSummary summary = set.model->analyze(s.config);
+      if (!summary.feasible || !(s.measured_ns > 0)) {
+        ++skipped;
+        continue;
+      }
+      // A config the model prices at zero carries nothing to fit.
+      const Coefficients& c = set.model->coefficients();
+      if (!(set.model->terms(summary, s.config, c).value() > 0)) {
+        ++skipped;
+        continue;
+      }
+      obs.push_back({set.model, &s.config, std::move(summary), std::log(s.measured_ns)});
+    }
+  }
+  return obs;
+}
+
+void check_sets(std::span<const SampleSet> sets) {
+  if (sets.empty()) usage_error("calibrate: no sample sets given");
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (!sets[i].model) usage_error("calibrate: sample set " + std::to_string(i) + " has no model");
+    const Target& t = sets[i].model->target();
+    const Target& first = sets[0].model->target();
+    if (t.fingerprint() != first.fingerprint()) {
+      usage_error("calibrate: sample set " + std::to_string(i) + " is for target " + t.name +
+                  " (" + t.fingerprint() + "), the first for " + first.name + " (" +
+                  first.fingerprint() + ")");
+    }
+  }
+}
+
+}  // namespace
+
+CalibrationReport calibrate(std::span<const SampleSet> sets, const CalibrationOptions& options) {
+  check_sets(sets);
+  CalibrationReport report;
+  report.before = sets[0].model->coefficients();
+  std::vector<Observation> obs = usable_observations(sets, report.samples_skipped);
+  report.samples_used = static_cast<int>(obs.size());
+  if (obs.empty()) {
+    usage_error("calibrate: none of the " + std::to_string(report.samples_skipped) +
+                " samples is usable (all infeasible or with non-positive times)");
+  }
+  const Fit fit(std::move(obs), report.before, options);
+  Coefficients current = report.before;
+  FitError current_error = fit.error(current);
+  const FitError initial = current_error;
+  for (int it = 0; it < options.max_iterations; ++it) {
+    report.iterations = it + 1;
+    const Coefficients proposal = fit.step(current);
+    bool improved = false;
+    for (double t = 1; t > 1e-3; t /= 2) {  // backtracking: the model is only piecewise linear
+      const Coefficients candidate = blend(current, proposal, t);
+      const FitError e = fit.error(candidate);
+      if (e.objective < current_error.objective) {
+        const double gain = current_error.objective - e.objective;
+        current = candidate;
+        current_error = e;
+        improved = gain > 1e-12 * (1 + e.objective);
+        break;
+      }
+    }
+    if (!improved) break;
+  }
+  report.after = current;
+  report.after.backend = options.backend;
+  report.after.samples = report.samples_used;
+  report.after.rms_log_error = current_error.rms;
+  report.rms_log_error_before = initial.rms;
+  report.max_log_error_before = initial.max;
+  report.rms_log_error_after = current_error.rms;
+  report.max_log_error_after = current_error.max;
+  return report;
+}
+
+CalibrationReport calibrate(const CostModel& model, std::span<const Sample> samples,
+                            const CalibrationOptions& options) {
+  const SampleSet set{&model, samples};
+  return calibrate(std::span<const SampleSet>(&set, 1), options);
+}
+
+std::string CalibrationReport::to_string() const {
+  char line[160];
+  std::string out;
+  std::snprintf(line, sizeof line,
+                "fit on %d samples (%d skipped), %d iterations\n"
+                "log error  rms %.4f -> %.4f   max %.4f -> %.4f\n",
+                samples_used, samples_skipped, iterations, rms_log_error_before, rms_log_error_after,
+                max_log_error_before, max_log_error_after);
+  out += line;
+  for (int j = 0; j < kNumCoefs; ++j) {
+    std::snprintf(line, sizeof line, "  %-8s %12.6g -> %12.6g\n", coef_name(coef_at(j)),
+                  before.value[j], after.value[j]);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace pto

@@ -1,0 +1,128 @@
+// Estimate and CostModel: the analytical cost model's prediction for a (graph,
+// TileConfig, target), scored from core's analyze() summary.
+//
+// Batched, Halide-style: a CostModel describes the graph once (it builds the Analyzer
+// and the per-graph tables) and then scores many configs — estimate() with the whole
+// breakdown for a person (`pto-tune explain`: to_table(), to_json()), score() with
+// times only, for the search. Infeasible configs get no time, only the violated rules,
+// exactly as core's verifier reports them. The formula, and which coefficient scales
+// each term, is written out at the top of cost_model/estimate.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/analyze.h"
+#include "core/target.h"
+#include "core/tensor_graph.h"
+#include "core/tile_config.h"
+#include "cost_model/coefficients.h"
+#include "cost_model/time_terms.h"
+
+namespace pto {
+
+// What limits a kernel (or, for a whole Estimate, the limit that costs the most time).
+enum class Bound { Cube, Vector, Hbm, L2, OnChip, LaunchLatency, Imbalance };
+// "cube", "vector", "mte2_hbm", "l2", "onchip", "launch_latency", "imbalance"
+const char* bound_name(Bound b);
+
+// Where the time goes, in ns. Pipe fields are the busy time of the busiest core per
+// pipe; pipes overlap one another, so the fields do not add up to the prediction.
+// Overheads sit on the critical path; rooflines are the shared-bandwidth floors.
+struct Breakdown {
+  double mte2_hbm = 0;       // MTE2 loads served by HBM
+  double mte2_l2 = 0;        // MTE2 loads that hit in L2
+  double read_latency = 0;   // MTE2 waiting out the GM read latency of each load
+  double mte1 = 0;           // L1 -> L0A/L0B
+  double cube = 0;           // M pipe
+  double vector = 0;         // V pipe
+  double fix = 0;            // L0C -> GM, split-K atomics included
+  double mte3 = 0;           // UB -> GM
+  double write_latency = 0;  // FIX/MTE3 waiting out the GM write latency of each store
+  double launch = 0;
+  double task = 0;           // per-task dispatch
+  double instr = 0;          // per-instruction issue, flags included
+  double hbm_roofline = 0;
+  double l2_roofline = 0;
+  Breakdown& operator+=(const Breakdown& o);
+  nlohmann::json to_json() const;
+};
+
+struct KernelEstimate {
+  int kernel = -1;
+  bool uses_cube = false;
+  int64_t aic_tasks = 0, aiv_tasks = 0;
+  int64_t waves = 0;           // of the kernel's main core type (AIC for cube kernels)
+  double idle_fraction = 0;    // core-time of those waves left idle (tail wave, few tiles)
+  int64_t split_k = 1;
+  double l2_hit_ratio = 0;     // of the Cube operand loads
+  double mte2_bytes = 0;       // GM -> L1/UB
+  double hbm_bytes = 0;        // reads that miss L2, writes the L2 cannot absorb
+  double time_ns = 0;          // its launch included
+  Bound bound = Bound::LaunchLatency;
+  Breakdown breakdown;
+};
+
+struct Estimate {
+  bool feasible = true;
+  std::vector<Violation> violations;   // empty when feasible
+  double predicted_ns = 0;             // +infinity when infeasible
+  Bound bound = Bound::LaunchLatency;
+  Breakdown breakdown;                 // summed over kernels
+  double mte2_bytes = 0;
+  double hbm_bytes = 0;
+  double useful_flops = 0;             // 2*M*N*K summed over matmuls
+  // Matmul only: useful flops per MTE2 byte, and the target's peak Cube flops per HBM
+  // byte. Compute bound (PyPTO matmul guide) when intensity >= balance.
+  std::optional<double> arithmetic_intensity;
+  std::optional<double> machine_balance;
+  std::vector<KernelEstimate> kernels;
+
+  // Fields: feasible, violations [{rule, detail}], predicted_ns (null if infeasible),
+  // bound, breakdown, mte2_bytes, hbm_bytes, useful_flops, arithmetic_intensity,
+  // machine_balance, kernels.
+  nlohmann::json to_json() const;
+  std::string to_table() const;        // for a person: summary line, kernels, pipes
+};
+
+class CostModel {
+ public:
+  // Usage Error naming the target field when a rate the model divides by is not positive,
+  // or when the target has no Cube fractal for a matmul's input dtype.
+  CostModel(const TensorGraph& graph, const Target& target);
+  CostModel(const TensorGraph& graph, const Target& target, Coefficients coefficients);
+  ~CostModel();
+  CostModel(CostModel&&) noexcept;
+  CostModel& operator=(CostModel&&) noexcept;
+
+  Estimate estimate(const TileConfig& config) const;
+  double predict_ns(const TileConfig& config) const;  // +infinity when infeasible
+  // predicted_ns[i] = predict_ns(configs[i]); the spans must be the same length.
+  void score(std::span<const TileConfig> configs, std::span<double> predicted_ns) const;
+
+  // The pieces, for tests and calibration: the summary the model scores, the estimate
+  // of a given summary, and a feasible summary's prediction as a linear form in any
+  // coefficients (ns). `config` supplies what the summary does not carry: nbuffer and
+  // l2_group.
+  TilingSummary analyze(const TileConfig& config) const;
+  Estimate estimate(const TilingSummary& summary, const TileConfig& config) const;
+  TimeTerms terms(const TilingSummary& summary, const TileConfig& config,
+                  const Coefficients& coefficients) const;
+
+  const Coefficients& coefficients() const;
+  void set_coefficients(Coefficients coefficients);
+  const Target& target() const;
+  const TensorGraph& graph() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pto

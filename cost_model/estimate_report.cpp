@@ -1,0 +1,163 @@
+// How an Estimate reads: JSON for machines (`pto-tune explain --json`) and a table for
+// a person (`pto-tune explain`).
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_model/estimate.h"
+
+namespace pto {
+
+using nlohmann::json;
+
+namespace {
+
+// "812 ns", "3.41 us", "1.640 ms", "2.05 s".
+std::string format_ns(double ns) {
+  char buf[32];
+  if (ns < 1e3) {
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  } else if (ns < 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  } else if (ns < 1e9) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  }
+  return buf;
+}
+
+std::string format(const char* fmt, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, a);
+  return buf;
+}
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json kernel_json(const KernelEstimate& k) {
+  return {{"kernel", k.kernel},
+          {"uses_cube", k.uses_cube},
+          {"aic_tasks", k.aic_tasks},
+          {"aiv_tasks", k.aiv_tasks},
+          {"waves", k.waves},
+          {"idle_fraction", k.idle_fraction},
+          {"split_k", k.split_k},
+          {"l2_hit_ratio", k.l2_hit_ratio},
+          {"mte2_bytes", k.mte2_bytes},
+          {"hbm_bytes", k.hbm_bytes},
+          {"time_ns", k.time_ns},
+          {"bound", bound_name(k.bound)},
+          {"breakdown", k.breakdown.to_json()}};
+}
+
+}  // namespace
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::Cube: return "cube";
+    case Bound::Vector: return "vector";
+    case Bound::Hbm: return "mte2_hbm";
+    case Bound::L2: return "l2";
+    case Bound::OnChip: return "onchip";
+    case Bound::LaunchLatency: return "launch_latency";
+    case Bound::Imbalance: return "imbalance";
+  }
+  return "launch_latency";
+}
+
+Breakdown& Breakdown::operator+=(const Breakdown& o) {
+  mte2_hbm += o.mte2_hbm;
+  mte2_l2 += o.mte2_l2;
+  read_latency += o.read_latency;
+  mte1 += o.mte1;
+  cube += o.cube;
+  vector += o.vector;
+  fix += o.fix;
+  mte3 += o.mte3;
+  write_latency += o.write_latency;
+  launch += o.launch;
+  task += o.task;
+  instr += o.instr;
+  hbm_roofline += o.hbm_roofline;
+  l2_roofline += o.l2_roofline;
+  return *this;
+}
+
+json Breakdown::to_json() const {
+  return {{"mte2_hbm_ns", mte2_hbm},
+          {"mte2_l2_ns", mte2_l2},
+          {"read_latency_ns", read_latency},
+          {"mte1_ns", mte1},
+          {"cube_ns", cube},
+          {"vector_ns", vector},
+          {"fix_ns", fix},
+          {"mte3_ns", mte3},
+          {"write_latency_ns", write_latency},
+          {"launch_ns", launch},
+          {"task_ns", task},
+          {"instr_ns", instr},
+          {"hbm_roofline_ns", hbm_roofline},
+          {"l2_roofline_ns", l2_roofline}};
+}
+
+json Estimate::to_json() const {
+  json violations_json = json::array();
+  for (const Violation& v : violations) violations_json.push_back({{"rule", v.rule}, {"detail", v.detail}});
+  json kernels_json = json::array();
+  for (const KernelEstimate& k : kernels) kernels_json.push_back(kernel_json(k));
+  return {{"feasible", feasible},
+          {"violations", violations_json},
+          {"predicted_ns", feasible ? json(predicted_ns) : json(nullptr)},
+          {"bound", feasible ? json(bound_name(bound)) : json(nullptr)},
+          {"breakdown", breakdown.to_json()},
+          {"mte2_bytes", mte2_bytes},
+          {"hbm_bytes", hbm_bytes},
+          {"useful_flops", useful_flops},
+          {"arithmetic_intensity", optional_number(arithmetic_intensity)},
+          {"machine_balance", optional_number(machine_balance)},
+          {"kernels", kernels_json}};
+}
+
+std::string Estimate::to_table() const {
+  if (!feasible) return "infeasible:\n" + format_violations(violations) + "\n";
+  std::string out = "predicted " + format_ns(predicted_ns) + "  (bound: " + bound_name(bound) + ")\n";
+  if (arithmetic_intensity && machine_balance) {
+    out += "arithmetic intensity " + format("%.1f", *arithmetic_intensity) +
+           " flop/B of MTE2 traffic; machine balance " + format("%.1f", *machine_balance) +
+           " flop/B (compute bound at or above it)\n";
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "\n%-6s %-6s %9s %9s %6s %6s %7s %7s %11s  %s\n", "kernel",
+                "unit", "aic_tasks", "aiv_tasks", "waves", "idle", "split_k", "l2_hit", "time",
+                "bound");
+  out += line;
+  for (const KernelEstimate& k : kernels) {
+    std::snprintf(line, sizeof line, "%-6d %-6s %9lld %9lld %6lld %5.0f%% %7lld %6.1f%% %11s  %s\n",
+                  k.kernel, k.uses_cube ? "cube" : "vector", static_cast<long long>(k.aic_tasks),
+                  static_cast<long long>(k.aiv_tasks), static_cast<long long>(k.waves),
+                  100 * k.idle_fraction, static_cast<long long>(k.split_k), 100 * k.l2_hit_ratio,
+                  format_ns(k.time_ns).c_str(), bound_name(k.bound));
+    out += line;
+  }
+  const Breakdown& b = breakdown;
+  out += "\nbusy time per pipe (busiest core, summed over kernels; pipes overlap)\n";
+  const std::pair<const char*, double> rows[] = {
+      {"MTE2 from HBM", b.mte2_hbm},     {"MTE2 from L2", b.mte2_l2}, {"MTE2 GM latency", b.read_latency},
+      {"MTE1 L1->L0", b.mte1},           {"Cube (M)", b.cube},        {"Vector (V)", b.vector},
+      {"FIX L0C->GM", b.fix},            {"MTE3 UB->GM", b.mte3},     {"store latency", b.write_latency}};
+  for (const auto& [name, ns] : rows) {
+    if (ns <= 0) continue;
+    char row[64];
+    std::snprintf(row, sizeof row, "  %-16s %s\n", name, format_ns(ns).c_str());
+    out += row;
+  }
+  out += "critical-path overheads: launch " + format_ns(b.launch) + ", task dispatch " +
+         format_ns(b.task) + ", instruction issue " + format_ns(b.instr) + "\n";
+  out += "shared-bandwidth floors: HBM " + format_ns(b.hbm_roofline) + " (" +
+         format("%.1f", hbm_bytes / 1e6) + " MB), L2 " + format_ns(b.l2_roofline) + "\n";
+  return out;
+}
+
+}  // namespace pto

@@ -1,0 +1,193 @@
+// Calibration: recovers known coefficients from synthetic measurements made with them,
+// improves the fit under noise, reports the error before and after, and its fitted
+// coefficients, saved and loaded, predict what was measured.
+#include "cost_model/calibrate.h"
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/op_library.h"
+#include "core/target.h"
+#include "tests/cost_model/random_configs.h"
+
+namespace pto {
+namespace {
+
+Coefficients truth_for(const Target& t) {
+  Coefficients c = Coefficients::defaults(t);
+  c[Coef::Hbm] = 1.3;
+  c[Coef::L2] = 0.8;
+  c[Coef::Cube] = 1.15;
+  c[Coef::Vector] = 1.4;
+  c[Coef::OnChip] = 0.9;
+  c[Coef::Latency] = 1.2;
+  c[Coef::Task] = 500;
+  c[Coef::Instr] = 3;
+  c[Coef::Launch] = 2000;
+  return c;
+}
+
+// Graphs that between them exercise every coefficient the NPU uses.
+struct Workbench {
+  Target target = load_target("ascend910b1");
+  std::vector<CostModel> models;
+  std::vector<std::vector<Sample>> samples;
+
+  // Measurements made by the model itself with `truth`, times exp(noise).
+  Workbench(const Coefficients& truth, double noise, uint64_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> normal(0, noise);
+    const std::vector<Workload> workloads = {
+        test::matmul_workload(1024, 1024, 1024), test::matmul_workload(96, 1536, 3072),
+        test::matmul_workload(200, 64, 120), test::row_workload("softmax", 2048, 1024),
+        test::row_workload("layernorm", 64, 512)};
+    for (const Workload& w : workloads) {
+      const TensorGraph g = build_graph(w);
+      const CostModel measurer(g, target, truth);
+      models.emplace_back(g, target);
+      std::vector<Sample>& set = samples.emplace_back();
+      while (set.size() < 40) {
+        const TileConfig c = w.op == "matmul" ? test::random_cube_config(rng)
+                                              : test::random_row_config(rng, w.shape[1]);
+        const double ns = measurer.predict_ns(c);
+        if (std::isfinite(ns)) set.push_back({c, ns * std::exp(normal(rng))});
+      }
+    }
+  }
+
+  // Whether any sample's prediction depends on coefficient `c` at all.
+  bool measures(Coef c) const {
+    for (size_t i = 0; i < models.size(); ++i) {
+      for (const Sample& s : samples[i]) {
+        const TilingSummary summary = models[i].analyze(s.config);
+        if (models[i].terms(summary, s.config, models[i].coefficients()).amount(c) > 0) return true;
+      }
+    }
+    return false;
+  }
+
+  std::vector<SampleSet> sets() const {
+    std::vector<SampleSet> out;
+    for (size_t i = 0; i < models.size(); ++i) out.push_back({&models[i], samples[i]});
+    return out;
+  }
+};
+
+std::vector<Coef> npu_coefficients() {
+  return {Coef::Hbm, Coef::L2,   Coef::Cube,  Coef::Vector, Coef::OnChip,
+          Coef::Latency, Coef::Task, Coef::Instr, Coef::Launch};
+}
+
+TEST(Calibrate, RecoversKnownCoefficientsFromSyntheticMeasurements) {
+  const Target t = load_target("ascend910b1");
+  const Coefficients truth = truth_for(t);
+  const Workbench bench(truth, 0.0, 1);
+  CalibrationOptions options;
+  options.backend = "synthetic";
+  options.fit = npu_coefficients();
+  options.prior_weight = 1e-6;
+  const CalibrationReport r = calibrate(bench.sets(), options);
+  EXPECT_EQ(r.samples_used, 200);
+  EXPECT_GT(r.rms_log_error_before, 0.05);
+  EXPECT_LT(r.rms_log_error_after, 1e-4) << r.to_string();
+  for (Coef c : npu_coefficients()) {
+    if (bench.measures(c)) {
+      EXPECT_NEAR(r.after[c], truth[c], 0.02 * truth[c]) << coef_name(c) << "\n" << r.to_string();
+    } else {  // nothing to learn it from: it stays where it started
+      EXPECT_EQ(r.after[c], r.before[c]) << coef_name(c) << "\n" << r.to_string();
+    }
+  }
+  EXPECT_EQ(r.after.backend, "synthetic");
+  EXPECT_EQ(r.after.samples, 200);
+  EXPECT_EQ(r.after.fingerprint, t.fingerprint());
+}
+
+TEST(Calibrate, ImprovesTheFitUnderNoise) {
+  const Target t = load_target("ascend910b1");
+  const Workbench bench(truth_for(t), 0.05, 2);
+  CalibrationOptions options;
+  options.fit = npu_coefficients();
+  const CalibrationReport r = calibrate(bench.sets(), options);
+  EXPECT_LT(r.rms_log_error_after, r.rms_log_error_before);
+  EXPECT_LT(r.rms_log_error_after, 0.08) << r.to_string();
+  EXPECT_LE(r.max_log_error_after, r.max_log_error_before + 1e-12);
+  const std::string text = r.to_string();
+  EXPECT_NE(text.find("rms"), std::string::npos) << text;
+  EXPECT_NE(text.find("hbm"), std::string::npos) << text;
+}
+
+TEST(Calibrate, OnlyTheChosenCoefficientsMove) {
+  const Target t = load_target("ascend910b1");
+  const Workbench bench(truth_for(t), 0.0, 3);
+  CalibrationOptions options;
+  options.fit = {Coef::Hbm};
+  const CalibrationReport r = calibrate(bench.sets(), options);
+  for (int j = 0; j < kNumCoefs; ++j) {
+    if (coef_at(j) == Coef::Hbm) continue;
+    EXPECT_EQ(r.after.value[j], r.before.value[j]) << coef_name(coef_at(j));
+  }
+  EXPECT_LE(r.rms_log_error_after, r.rms_log_error_before);
+}
+
+TEST(Calibrate, SavedCoefficientsPredictWhatWasMeasured) {
+  const Target t = load_target("ascend910b1");
+  const Workbench bench(truth_for(t), 0.0, 4);
+  CalibrationOptions options;
+  options.backend = "sim";
+  options.fit = npu_coefficients();
+  const CalibrationReport r = calibrate(bench.sets(), options);
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("pto_calibrate_" + std::to_string(::getpid()))).string();
+  r.after.save(coefficients_path(dir, t.name, "sim"));
+  const auto loaded = load_calibrated(dir, t, "sim");
+  ASSERT_TRUE(loaded.has_value());
+  const CostModel model(bench.models[0].graph(), t, *loaded);
+  for (const Sample& s : bench.samples[0]) {
+    EXPECT_NEAR(model.predict_ns(s.config), s.measured_ns, 1e-3 * s.measured_ns);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Calibrate, SkipsInfeasibleConfigsAndNonPositiveTimes) {
+  const Target t = load_target("ascend910b1");
+  const CostModel model(build_graph(test::matmul_workload(256, 256, 256)), t);
+  TileConfig fine;
+  fine.cube = CubeTile{64, 64, 32, 64, 64, 64, 64, false, true};
+  TileConfig too_big;
+  too_big.cube = CubeTile{256, 256, 64, 256, 256, 256, 256, false, true};
+  const std::vector<Sample> samples = {{fine, 1e4}, {fine, 0}, {too_big, 1e4}, {fine, -5}};
+  const CalibrationReport r = calibrate(model, samples);
+  EXPECT_EQ(r.samples_used, 1);
+  EXPECT_EQ(r.samples_skipped, 3);
+}
+
+TEST(Calibrate, ErrorsNameWhatIsWrong) {
+  const Target a = load_target("ascend910b1"), b = load_target("ascend910b4");
+  const TensorGraph g = build_graph(test::matmul_workload(512, 512, 512));
+  const CostModel on_a(g, a), on_b(g, b);
+  TileConfig too_big;
+  too_big.cube = CubeTile{256, 256, 64, 256, 256, 256, 256, false, true};
+  const std::vector<Sample> none_usable = {{too_big, 100}};
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::Usage);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { calibrate(std::span<const SampleSet>{}); }).find("no sample sets"), std::string::npos);
+  const std::vector<SampleSet> no_model = {{nullptr, none_usable}};
+  EXPECT_NE(message([&] { calibrate(no_model); }).find("has no model"), std::string::npos);
+  const std::vector<SampleSet> mixed = {{&on_a, none_usable}, {&on_b, none_usable}};
+  EXPECT_NE(message([&] { calibrate(mixed); }).find("ascend910b4"), std::string::npos);
+  EXPECT_NE(message([&] { calibrate(on_a, none_usable); }).find("none of the 1 samples"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,120 @@
+// Coefficients: defaults from the target, JSON round trip, files, and errors that name
+// the field or path.
+#include "cost_model/coefficients.h"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/target.h"
+
+namespace pto {
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pto_cost_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::string(to_string(e.category())) + ": " + e.what();
+  }
+  return "no error";
+}
+
+TEST(Coefficients, DefaultsComeFromTheTarget) {
+  Target t = load_target("ascend910b1");
+  t.task_dispatch_cycles = 123;
+  t.kernel_launch_cycles = 4567;
+  const Coefficients c = Coefficients::defaults(t);
+  EXPECT_EQ(c[Coef::Hbm], 1.0);
+  EXPECT_EQ(c[Coef::Cube], 1.0);
+  EXPECT_EQ(c[Coef::Task], 123.0);
+  EXPECT_EQ(c[Coef::Launch], 4567.0);
+  EXPECT_EQ(c.fingerprint, t.fingerprint());
+  EXPECT_EQ(c.target, "ascend910b1");
+}
+
+TEST(Coefficients, JsonRoundTrips) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> u(0, 100);
+  for (int trial = 0; trial < 20; ++trial) {
+    Coefficients c;
+    for (double& v : c.value) v = u(rng);
+    c.target = "ascend910b4";
+    c.fingerprint = "0123456789abcdef";
+    c.backend = "sim";
+    c.samples = trial;
+    c.rms_log_error = u(rng) / 100;
+    const Coefficients back = Coefficients::from_json(nlohmann::json::parse(c.to_json().dump()));
+    EXPECT_EQ(back.value, c.value);
+    EXPECT_EQ(back.target, c.target);
+    EXPECT_EQ(back.fingerprint, c.fingerprint);
+    EXPECT_EQ(back.backend, c.backend);
+    EXPECT_EQ(back.samples, c.samples);
+    EXPECT_EQ(back.rms_log_error, c.rms_log_error);
+  }
+}
+
+TEST(Coefficients, ParseErrorsNameTheField) {
+  nlohmann::json j = Coefficients::defaults(load_target("ascend910b1")).to_json();
+  auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json k = j;
+    edit(k);
+    return error_of([&] { Coefficients::from_json(k); });
+  };
+  EXPECT_NE(with([](auto& k) { k["coefficients"]["hbm"] = -1; }).find("coefficients.hbm"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& k) { k["coefficients"].erase("cube"); }).find("coefficients.cube: missing"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& k) { k["coefficients"]["warp"] = 1; }).find("warp"), std::string::npos);
+  EXPECT_NE(with([](auto& k) { k["colour"] = "red"; }).find("colour"), std::string::npos);
+  EXPECT_NE(with([](auto& k) { k.erase("coefficients"); }).find("usage: coefficients: missing"),
+            std::string::npos);
+}
+
+TEST(Coefficients, SaveLoadAndTheFingerprintGuard) {
+  const std::string dir = temp_dir("save");
+  const Target t = load_target("ascend910b1");
+  EXPECT_FALSE(load_calibrated(dir, t, "sim").has_value());  // no file yet
+
+  Coefficients c = Coefficients::defaults(t);
+  c[Coef::Hbm] = 1.37;
+  c.backend = "sim";
+  c.save(coefficients_path(dir, t.name, "sim"));
+  const auto loaded = load_calibrated(dir, t, "sim");
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ((*loaded)[Coef::Hbm], 1.37);
+  EXPECT_FALSE(load_calibrated(dir, t, "cpu").has_value());  // other backend
+
+  Target changed = t;
+  changed.hbm_gbps *= 2;  // another description of the hardware: the fit does not apply
+  EXPECT_FALSE(load_calibrated(dir, changed, "sim").has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Coefficients, CorruptOrMissingFilesNameThePath) {
+  const std::string dir = temp_dir("corrupt");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/bad.json";
+  std::ofstream(path) << "{\"coefficients\": [";
+  const std::string corrupt = error_of([&] { Coefficients::load(path); });
+  EXPECT_NE(corrupt.find("usage"), std::string::npos) << corrupt;
+  EXPECT_NE(corrupt.find(path), std::string::npos) << corrupt;
+  const std::string missing = error_of([&] { Coefficients::load(dir + "/none.json"); });
+  EXPECT_NE(missing.find("io"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("none.json"), std::string::npos) << missing;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,290 @@
+// Properties of the cost model on core's real analyze() summaries: infeasible configs
+// carry the verifier's rules, Cube time scales with K, more cores never hurt a divisible
+// shape, MTE2 bytes follow the PyPTO guide's formula, n-buffering and fusion pay off,
+// and the batch score agrees with the single estimate.
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/analyze.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "core/target.h"
+#include "cost_model/estimate.h"
+#include "tests/cost_model/random_configs.h"
+
+namespace pto {
+namespace {
+
+using test::matmul_workload;
+using test::random_cube_config;
+
+TileConfig cube_config(int64_t mL0, int64_t mL1, int64_t kL0, int64_t kL1, int64_t nL0,
+                       int64_t nL1, int nbuffer = 2) {
+  TileConfig t;
+  t.cube = CubeTile{mL0, mL1, kL0, kL1, kL1, nL0, nL1, false, true};
+  t.nbuffer = nbuffer;
+  return t;
+}
+
+Target with_cores(Target t, int aic) {
+  t.aic_cores = aic;
+  t.aiv_cores = 2 * aic;
+  return t;
+}
+
+TEST(CostModel, L0cOverflowIsInfeasibleWithTheVerifiersRules) {
+  const Target t = load_target("ascend910b1");
+  const TensorGraph g = build_graph(matmul_workload(512, 512, 512));
+  const CostModel model(g, t);
+  const TileConfig too_big = cube_config(256, 256, 64, 256, 256, 256);  // 256*256*4 B > 128 KiB
+  const Estimate e = model.estimate(too_big);
+  ASSERT_FALSE(e.feasible);
+  EXPECT_TRUE(std::isinf(e.predicted_ns));
+  bool named = false;
+  for (const Violation& v : e.violations) named = named || v.rule.find("L0C") != std::string::npos;
+  EXPECT_TRUE(named) << format_violations(e.violations);
+  const TilingSummary s = analyze(g, too_big, t);
+  ASSERT_EQ(e.violations.size(), s.violations.size());
+  for (size_t i = 0; i < s.violations.size(); ++i) {
+    EXPECT_EQ(e.violations[i].rule, s.violations[i].rule);
+    EXPECT_EQ(e.violations[i].detail, s.violations[i].detail);
+  }
+  EXPECT_TRUE(std::isinf(model.predict_ns(too_big)));
+}
+
+TEST(CostModel, DoublingKRoughlyDoublesCubeTime) {
+  const Target t = load_target("ascend910b1");
+  std::mt19937 rng(21);
+  int checked = 0;
+  for (int trial = 0; trial < 300 && checked < 60; ++trial) {
+    const int64_t m = 16 + rng() % 300, k = 64 + rng() % 300, n = 16 + rng() % 300;
+    const TileConfig config = random_cube_config(rng);
+    const Estimate once = CostModel(build_graph(matmul_workload(m, k, n)), t).estimate(config);
+    const Estimate twice = CostModel(build_graph(matmul_workload(m, 2 * k, n)), t).estimate(config);
+    if (!once.feasible || !twice.feasible) continue;
+    ++checked;
+    const double ratio = twice.breakdown.cube / once.breakdown.cube;
+    // Ragged K costs partial fractals: the worst case here is ceil(130/16) / ceil(65/16).
+    EXPECT_GE(ratio, 1.8 - 1e-9) << m << "x" << k << "x" << n << " " << config.to_string();
+    EXPECT_LE(ratio, 2.0 + 1e-9) << m << "x" << k << "x" << n << " " << config.to_string();
+  }
+  EXPECT_GE(checked, 30);
+}
+
+TEST(CostModel, MoreCoresAreNeverPredictedSlowerForADivisibleShape) {
+  const Target base = load_target("ascend910b1");
+  std::mt19937 rng(5);
+  int checked = 0;
+  for (int trial = 0; trial < 200 && checked < 40; ++trial) {
+    const TileConfig config = random_cube_config(rng);
+    const CubeTile& c = *config.cube;
+    const int64_t m = c.mL1 * test::pick(rng, {1, 3, 8}), n = c.nL1 * test::pick(rng, {1, 2, 5});
+    const int64_t k = c.kAL1 * test::pick(rng, {1, 2, 4});
+    const TensorGraph g = build_graph(matmul_workload(m, k, n));
+    double previous = INFINITY;
+    bool feasible = true;
+    for (int cores = 1; cores <= 40 && feasible; ++cores) {
+      const Estimate e = CostModel(g, with_cores(base, cores)).estimate(config);
+      feasible = e.feasible;
+      if (!feasible) break;
+      EXPECT_LE(e.predicted_ns, previous * (1 + 1e-12))
+          << cores << " cores, " << m << "x" << k << "x" << n << " " << config.to_string();
+      previous = e.predicted_ns;
+    }
+    checked += feasible;
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(CostModel, Mte2BytesEqualTheGuidesFormulaForAPureInnerProduct) {
+  const Target t = load_target("ascend910b1");
+  std::mt19937 rng(9);
+  int checked = 0;
+  for (int trial = 0; trial < 200 && checked < 40; ++trial) {
+    TileConfig config = random_cube_config(rng);
+    config.l2_group.reset();
+    const CubeTile& c = *config.cube;
+    const int64_t m = c.mL1 * test::pick(rng, {1, 2, 7}), n = c.nL1 * test::pick(rng, {1, 3, 4});
+    const int64_t k = c.kAL1 * test::pick(rng, {1, 3});
+    for (DType dtype : {DType::F16, DType::F32}) {
+      const Estimate e = CostModel(build_graph(matmul_workload(m, k, n, dtype)), t).estimate(config);
+      if (!e.feasible) continue;
+      ++checked;
+      const double size = dtype_size(dtype);
+      const double guide = double(m) * k * (n / c.nL1) * size + double(k) * n * (m / c.mL1) * size;
+      EXPECT_DOUBLE_EQ(e.mte2_bytes, guide) << m << "x" << k << "x" << n << " " << config.to_string();
+    }
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(CostModel, NBufferingIsNeverPredictedSlower) {
+  const Target t = load_target("ascend910b1");
+  std::mt19937 rng(13);
+  int checked = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    TileConfig single = random_cube_config(rng);
+    single.nbuffer = 1;
+    TileConfig doubled = single;
+    doubled.nbuffer = 2;
+    const CostModel model(build_graph(matmul_workload(16 + rng() % 400, 16 + rng() % 400, 16 + rng() % 400)), t);
+    const double a = model.predict_ns(single), b = model.predict_ns(doubled);
+    if (std::isinf(a) || std::isinf(b)) continue;
+    ++checked;
+    EXPECT_LE(b, a) << single.to_string();
+  }
+  EXPECT_GE(checked, 30);
+}
+
+// The PyPTO guide's measurement: 6144^3 fp16 with [128,128],[64,256],[256,256] takes about
+// 2.1 ms in row-major order and 1.6 ms with the core grid grouped 6x4 per wave.
+TEST(CostModel, L2GroupingOfThePublishedExampleIsPredictedFaster) {
+  const Target t = load_target("ascend910b1");
+  const CostModel model(build_graph(matmul_workload(6144, 6144, 6144)), t);
+  TileConfig row_major = cube_config(128, 128, 64, 256, 256, 256);
+  TileConfig grouped = row_major;
+  grouped.l2_group = std::make_pair(int64_t{6}, int64_t{4});
+  const Estimate a = model.estimate(row_major), b = model.estimate(grouped);
+  ASSERT_TRUE(a.feasible && b.feasible);
+  EXPECT_GT(b.kernels.at(0).l2_hit_ratio, a.kernels.at(0).l2_hit_ratio);
+  EXPECT_LT(b.predicted_ns, a.predicted_ns);
+  // Uncalibrated, the model is within a factor of two of both measurements.
+  EXPECT_GT(a.predicted_ns, 2.1e6 / 2);
+  EXPECT_LT(a.predicted_ns, 2.1e6 * 2);
+  EXPECT_GT(b.predicted_ns, 1.6e6 / 2);
+  EXPECT_LT(b.predicted_ns, 1.6e6 * 2);
+  EXPECT_EQ(a.bound, Bound::Hbm);
+  ASSERT_TRUE(a.arithmetic_intensity.has_value());
+  EXPECT_GT(*a.arithmetic_intensity, 0);
+}
+
+TEST(CostModel, AnUnfusedPartitionPaysTheRoundTripAndTheLaunches) {
+  Target t = load_target("ascend910b1");
+  t.kernel_launch_cycles = 5000;
+  const Workload w = test::row_workload("softmax", 512, 1024);
+  const TensorGraph g = build_graph(w);
+  const CostModel model(g, t);
+  TileConfig fused;
+  fused.vec = Shape{8, 1024};
+  TileConfig unfused = fused;
+  unfused.fusion.emplace();
+  for (NodeId n : g.compute_nodes()) unfused.fusion->push_back({n});
+  const Estimate a = model.estimate(fused), b = model.estimate(unfused);
+  ASSERT_TRUE(a.feasible) << format_violations(a.violations);
+  ASSERT_TRUE(b.feasible) << format_violations(b.violations);
+  EXPECT_LT(a.kernels.size(), b.kernels.size());
+  EXPECT_LT(a.hbm_bytes, b.hbm_bytes);
+  EXPECT_LT(a.breakdown.launch, b.breakdown.launch);
+  EXPECT_LT(a.predicted_ns, b.predicted_ns);
+}
+
+TEST(CostModel, FusingAMatmulEpilogueKeepsItsIntermediateOnChip) {
+  const Target t = load_target("ascend910b1");
+  Workload w = matmul_workload(512, 256, 512);
+  w.op = "matmul_bias_gelu";
+  const TensorGraph g = build_graph(w);
+  const CostModel model(g, t);
+  TileConfig fused = find_op("matmul_bias_gelu").hand_picked(w);  // default partition
+  fused.vec = Shape{32, 128};  // the hand-picked [64,256] epilogue tile overflows UB in fp32
+  TileConfig unfused = fused;
+  unfused.fusion.emplace();
+  for (NodeId n : g.compute_nodes()) unfused.fusion->push_back({n});
+  const Estimate a = model.estimate(fused), b = model.estimate(unfused);
+  ASSERT_TRUE(a.feasible) << format_violations(a.violations);
+  ASSERT_TRUE(b.feasible) << format_violations(b.violations);
+  EXPECT_LT(a.kernels.size(), b.kernels.size());
+  EXPECT_LT(a.hbm_bytes, b.hbm_bytes);
+  EXPECT_LT(a.predicted_ns, b.predicted_ns);
+}
+
+TEST(CostModel, ScoreAgreesWithEstimateOnFeasibleAndInfeasibleConfigs) {
+  const Target t = load_target("ascend910b1");
+  const CostModel model(build_graph(matmul_workload(300, 200, 260)), t);
+  std::mt19937 rng(17);
+  std::vector<TileConfig> configs;
+  for (int i = 0; i < 100; ++i) configs.push_back(random_cube_config(rng));
+  configs.push_back(cube_config(256, 256, 64, 256, 256, 256));  // infeasible
+  std::vector<double> scores(configs.size());
+  model.score(configs, scores);
+  int feasible = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Estimate e = model.estimate(configs[i]);
+    EXPECT_EQ(scores[i], e.predicted_ns) << configs[i].to_string();
+    feasible += e.feasible;
+    if (e.feasible) {
+      EXPECT_GT(e.predicted_ns, 0);
+      EXPECT_TRUE(std::isfinite(e.predicted_ns));
+    }
+  }
+  EXPECT_GT(feasible, 10);
+  EXPECT_TRUE(std::isinf(scores.back()));
+  std::vector<double> too_few(3);
+  EXPECT_THROW(model.score(configs, too_few), Error);
+}
+
+TEST(CostModel, RanksVectorTilesOnTheHostWithSoftCapacities) {
+  const Target host = detect_host_target();
+  const Workload w = test::row_workload("softmax", 256, 4096);
+  const CostModel model(build_graph(w), host);
+  std::mt19937 rng(2);
+  for (int i = 0; i < 20; ++i) {
+    const TileConfig config = test::random_row_config(rng, 4096);
+    const Estimate e = model.estimate(config);
+    ASSERT_TRUE(e.feasible) << config.to_string() << "\n" << format_violations(e.violations);
+    EXPECT_GT(e.predicted_ns, 0);
+    EXPECT_TRUE(std::isfinite(e.predicted_ns));
+  }
+  // A tile far larger than L1d spills: raising the spill penalty slows it.
+  TileConfig huge;
+  huge.vec = Shape{256, 4096};
+  Coefficients penal = model.coefficients();
+  penal[Coef::Spill] *= 10;
+  const CostModel harsh(build_graph(w), host, penal);
+  EXPECT_GT(harsh.predict_ns(huge), model.predict_ns(huge));
+}
+
+// Every op of the library, at random ragged shapes, with its default config on every
+// built-in target: a feasible config gets a finite positive time and a complete report.
+TEST(CostModel, PricesEveryOpOnEveryTarget) {
+  std::mt19937 rng(31);
+  for (const std::string& name : builtin_target_names()) {
+    const Target t = load_target(name);
+    for (const OpDef& op : op_library()) {
+      Workload w;
+      w.op = op.name;
+      w.dtype = op.dtypes.front();
+      for (size_t d = 0; d < op.dims.size(); ++d) w.shape.push_back(1 + rng() % 200);
+      const TensorGraph g = build_graph(w);
+      const TileConfig config = default_config(w, g, t);
+      const Estimate e = CostModel(g, t).estimate(config);
+      ASSERT_TRUE(e.feasible) << name << " " << w.key() << "\n" << format_violations(e.violations);
+      EXPECT_TRUE(std::isfinite(e.predicted_ns) && e.predicted_ns > 0) << name << " " << w.key();
+      EXPECT_FALSE(e.kernels.empty());
+      double kernel_sum = 0;
+      for (const KernelEstimate& k : e.kernels) kernel_sum += k.time_ns;
+      EXPECT_NEAR(kernel_sum, e.predicted_ns, 1e-9 * e.predicted_ns) << name << " " << w.key();
+      const nlohmann::json j = e.to_json();
+      EXPECT_EQ(j["bound"], bound_name(e.bound));
+      EXPECT_EQ(j["kernels"].size(), e.kernels.size());
+      EXPECT_NE(e.to_table().find("predicted"), std::string::npos);
+    }
+  }
+}
+
+TEST(CostModel, TargetsWithoutTheRatesItDividesByAreRejected) {
+  Target t = load_target("ascend910b1");
+  t.gm_read_bpc = 0;
+  try {
+    CostModel(build_graph(matmul_workload(64, 64, 64)), t);
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::Usage);
+    EXPECT_NE(std::string(e.what()).find("gm_read_bpc"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pto
