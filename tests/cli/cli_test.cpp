@@ -2,10 +2,6 @@
 // failure, 2 bad usage or input), "pto-tune: error: ..." messages that name the bad
 // value, help that teaches, listings that agree with the library, and compile/run on
 // every op of the library at random small shapes.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -16,46 +12,13 @@
 
 #include "core/op_library.h"
 #include "core/target.h"
+#include "tests/cli/cli_driver.h"
 
 namespace pto {
 namespace {
 
 using nlohmann::json;
-
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-// Runs `pto-tune ARGS` through the shell (arguments are quoted by the caller).
-Result pto_tune(const std::string& args) {
-  const std::string err_path = std::filesystem::temp_directory_path() /
-                               ("pto_cli_test_" + std::to_string(::getpid()) + ".err");
-  const std::string command = std::string(PTO_TUNE_BIN) + " " + args + " 2>" + err_path;
-  Result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return r;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-  std::filesystem::remove(err_path);
-  return r;
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-// A usage failure: exit 2 and one error line that names every `part`.
-void expect_usage_error(const std::string& args, const std::vector<std::string>& parts) {
-  const Result r = pto_tune(args);
-  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
-  EXPECT_TRUE(r.err.starts_with("pto-tune: error: ")) << args << "\n" << r.err;
-  for (const std::string& part : parts) {
-    EXPECT_NE(r.err.find(part), std::string::npos) << args << ": '" << r.err << "' lacks '" << part << "'";
-  }
-}
+using namespace cli_testing;
 
 TEST(Cli, HelpListsTheCommandsAndAnExample) {
   const Result r = pto_tune("--help");
