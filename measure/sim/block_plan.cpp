@@ -1,0 +1,182 @@
+#include "measure/sim/block_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "core/error.h"
+
+namespace pto::sim {
+namespace {
+
+constexpr double kVectorRepeatBytes = 256;  // one vector repeat (ascend-facts.md)
+
+struct Context {
+  const BlockProgram& block;
+  const Target& target;
+  std::map<int, const LocalBuffer*> buffers;
+
+  [[noreturn]] void fail(size_t index, const std::string& what) const {
+    usage_error("block '" + block.name + "' instruction " + std::to_string(index) + " (" +
+                block.instrs[index].mnemonic() + "): " + what);
+  }
+  const LocalBuffer& buffer(size_t index, const Operand& o) const {
+    auto it = buffers.find(o.id);
+    if (it == buffers.end()) fail(index, "operand names buffer " + std::to_string(o.id) + ", which the block does not have");
+    return *it->second;
+  }
+  double bytes(size_t index, const Operand& o) const {
+    return static_cast<double>(num_elements(o.extent)) * dtype_size(buffer(index, o).dtype);
+  }
+};
+
+// The target's vector model: latency + (repeats - 1) * cycles per repeat, where a
+// repeat is 256 bytes and takes (elements per repeat / parallelism) cycles. The
+// widest operand sets the repeat count and the dtype.
+double vector_cycles(const Context& c, size_t index, const std::string& op) {
+  const Instr& in = c.block.instrs[index];
+  double bytes = 0;
+  DType dtype = DType::F32;
+  auto consider = [&](const Operand& o) {
+    if (o.level == MemLevel::GM) return;  // CausalMask's position operand is never read
+    const double b = c.bytes(index, o);
+    if (b > bytes) bytes = b, dtype = c.buffer(index, o).dtype;
+  };
+  consider(in.dst);
+  for (const Operand& s : in.src) consider(s);
+  const VectorCost cost = c.target.vector_cost(op, dtype);
+  const double repeats = std::max(1.0, std::ceil(bytes / kVectorRepeatBytes));
+  const double per_repeat = kVectorRepeatBytes / dtype_size(dtype) / std::max(1, cost.parallelism);
+  return cost.latency + (repeats - 1) * per_repeat;
+}
+
+double matmul_cycles(const Context& c, size_t index) {
+  const Instr& in = c.block.instrs[index];
+  if (in.src.size() < 2 || in.dst.extent.size() < 2 || in.src[0].extent.empty())
+    c.fail(index, "TMATMUL needs dst [m,n] and sources [m,k], [k,n]");
+  const DType input = c.buffer(index, in.src[0]).dtype;
+  auto it = c.target.fractal.find(input);
+  const Fractal f = it == c.target.fractal.end() ? Fractal{} : it->second;
+  const int64_t m = in.dst.extent[in.dst.extent.size() - 2];
+  const int64_t n = in.dst.extent.back();
+  const int64_t k = in.src[0].extent.back();
+  // One fractal MAC per cycle; partial fractals cost a whole one.
+  return static_cast<double>(ceil_div(m, f.m) * ceil_div(k, f.k) * ceil_div(n, f.n));
+}
+
+double move_cycles(const Context& c, size_t index) {
+  const Instr& in = c.block.instrs[index];
+  if (in.src.empty()) c.fail(index, "TMOV needs a source");
+  const MemLevel from = in.src[0].level, to = in.dst.level;
+  const Target& t = c.target;
+  const double bytes = c.bytes(index, in.src[0]);
+  if (from == MemLevel::L1 && to == MemLevel::L0A) return bytes / t.l1_to_l0a_bpc;
+  if (from == MemLevel::L1 && to == MemLevel::L0B) return bytes / t.l1_to_l0b_bpc;
+  if (from == MemLevel::L1 && to == MemLevel::UB) return bytes / t.l1_to_ub_bpc;
+  if (from == MemLevel::UB && to == MemLevel::L1) return bytes / t.ub_to_l1_bpc;
+  if (from == MemLevel::L0C && to == MemLevel::UB) return t.l1_copy_latency + bytes / t.l0c_to_ub_bpc;
+  if (from == MemLevel::UB && to == MemLevel::UB) return vector_cycles(c, index, "copy");
+  c.fail(index, std::string("no data path ") + mem_level_name(from) + " -> " + mem_level_name(to));
+}
+
+PlannedStep plan_gm(const Context& c, size_t index, std::vector<Operand>& gm_operands) {
+  const Instr& in = c.block.instrs[index];
+  const Target& t = c.target;
+  PlannedStep s;
+  s.pipe = in.pipe;
+  if (in.op == Opcode::TLOAD) {
+    if (in.src.empty() || in.src[0].level != MemLevel::GM) c.fail(index, "TLOAD reads a GM operand");
+    s.kind = StepKind::GmRead;
+    s.gm_operand = static_cast<int>(gm_operands.size());
+    gm_operands.push_back(in.src[0]);
+    s.latency = t.gm_read_latency;
+    s.hit_bytes_per_cycle = t.l2_read_bpc;
+    s.miss_bytes_per_cycle = t.gm_read_bpc;
+    return s;
+  }
+  if (in.dst.level != MemLevel::GM || in.src.empty()) c.fail(index, "TSTORE writes a GM operand from a local one");
+  s.kind = in.accumulate ? StepKind::GmAccumulate : StepKind::GmWrite;
+  s.gm_operand = static_cast<int>(gm_operands.size());
+  gm_operands.push_back(in.dst);
+  s.latency = t.gm_write_latency;
+  const double path = in.src[0].level == MemLevel::L0C ? t.l0c_to_ub_bpc : t.ub_to_gm_bpc;
+  s.hit_bytes_per_cycle = std::min(path, t.l2_write_bpc);
+  s.miss_bytes_per_cycle = t.gm_read_bpc;  // an atomic add first fetches missing lines
+  return s;
+}
+
+PlannedStep plan_step(const Context& c, size_t index, std::vector<Operand>& gm_operands) {
+  const Instr& in = c.block.instrs[index];
+  PlannedStep s;
+  s.pipe = in.pipe;
+  switch (in.op) {
+    case Opcode::TLOAD:
+    case Opcode::TSTORE: return plan_gm(c, index, gm_operands);
+    case Opcode::TMOV: s.cycles = move_cycles(c, index); break;
+    case Opcode::TMATMUL: s.cycles = matmul_cycles(c, index); break;
+    case Opcode::TVEC:
+    case Opcode::TREDUCE: s.cycles = vector_cycles(c, index, op_kind_name(in.vop)); break;
+    case Opcode::TFILL: s.cycles = vector_cycles(c, index, "fill"); break;
+    case Opcode::SET_FLAG: s.kind = StepKind::SetFlag; s.cycles = c.target.sync_latency; break;
+    case Opcode::WAIT_FLAG: s.kind = StepKind::WaitFlag; s.cycles = c.target.sync_latency; break;
+  }
+  return s;
+}
+
+// Pairs match in program order per (src pipe, dst pipe, event): the k-th WAIT_FLAG
+// waits for the k-th SET_FLAG, wherever the SET sits in the program.
+void match_flags(const Context& c, BlockPlan& plan) {
+  using Key = std::tuple<Pipe, Pipe, int>;
+  std::map<Key, std::vector<int>> sets, waits;
+  for (size_t i = 0; i < c.block.instrs.size(); ++i) {
+    const Instr& in = c.block.instrs[i];
+    const Key key{in.flag_src, in.flag_dst, in.event};
+    if (in.op == Opcode::SET_FLAG) sets[key].push_back(static_cast<int>(i));
+    if (in.op == Opcode::WAIT_FLAG) waits[key].push_back(static_cast<int>(i));
+  }
+  for (const auto& [key, list] : waits) {
+    const std::vector<int>& matching = sets[key];
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (k >= matching.size())
+        c.fail(list[k], std::string("WAIT_FLAG ") + pipe_name(std::get<0>(key)) + " -> " +
+                            pipe_name(std::get<1>(key)) + " event " + std::to_string(std::get<2>(key)) +
+                            " has no matching SET_FLAG");
+      plan.steps[list[k]].matched_set = matching[k];
+    }
+  }
+}
+
+// 1 + the highest slot index among the block's UB buffers, named "<tensor>.ub[<slot>]".
+int ub_slots(const BlockProgram& block) {
+  int slots = 1;
+  for (const LocalBuffer& b : block.buffers) {
+    const size_t open = b.name.rfind('[');
+    if (b.level != MemLevel::UB || open == std::string::npos || b.name.back() != ']') continue;
+    const std::string digits = b.name.substr(open + 1, b.name.size() - open - 2);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    slots = std::max(slots, std::stoi(digits) + 1);
+  }
+  return slots;
+}
+
+}  // namespace
+
+BlockPlan plan_block(const BlockProgram& block, const Target& target) {
+  Context c{block, target, {}};
+  for (const LocalBuffer& b : block.buffers) c.buffers[b.id] = &b;
+  BlockPlan plan;
+  plan.block = block.id;
+  plan.core = block.core;
+  plan.tasks_in_flight = block.core == CoreType::AIV ? ub_slots(block) : 1;
+  plan.steps.reserve(block.instrs.size());
+  for (size_t i = 0; i < block.instrs.size(); ++i) {
+    plan.steps.push_back(plan_step(c, i, plan.gm_operands));
+    plan.pipe_steps[static_cast<int>(block.instrs[i].pipe)].push_back(static_cast<int>(i));
+  }
+  match_flags(c, plan);
+  return plan;
+}
+
+}  // namespace pto::sim

@@ -1,0 +1,55 @@
+// BlockPlan: what the simulator works out once per block program, before any task
+// runs — each instruction's pipe and fixed cost from the target's rates, the SET_FLAG
+// each WAIT_FLAG is matched with, and for GM transfers the window and the per-core
+// rates. Simulating a task is then a walk over these arrays; isomorphic tasks share
+// one plan just as they share one block program.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/program.h"
+#include "core/target.h"
+
+namespace pto::sim {
+
+enum class StepKind : uint8_t {
+  Local,         // costs a fixed number of cycles on its pipe
+  SetFlag,
+  WaitFlag,
+  GmRead,        // TLOAD: through the L2 and the shared bandwidths
+  GmWrite,       // TSTORE
+  GmAccumulate,  // TSTORE with atomic add: reads the line in L2, then writes it
+};
+
+struct PlannedStep {
+  StepKind kind = StepKind::Local;
+  Pipe pipe = Pipe::S;
+  double cycles = 0;       // Local, SetFlag, WaitFlag
+  int matched_set = -1;    // WaitFlag: index of its SET_FLAG in the block
+  // GM transfers: the window (binding slot, offset, extent) and the per-core costs.
+  int gm_operand = -1;     // index into BlockPlan::gm_operands
+  double latency = 0;
+  double hit_bytes_per_cycle = 0;   // data the L2 holds (for writes: the path's rate)
+  double miss_bytes_per_cycle = 0;  // data fetched from HBM
+};
+
+struct BlockPlan {
+  int block = -1;
+  CoreType core = CoreType::AIV;
+  // How many tasks of this block a core may hold at once: a vector block with n-slot
+  // UB input buffers ("x.ub[0]".."x.ub[n-1]") lets consecutive tasks alternate slots,
+  // so the next task's loads run while the previous one computes (docs/compiler.md).
+  int tasks_in_flight = 1;
+  std::vector<PlannedStep> steps;               // program order
+  std::array<std::vector<int>, kNumPipes> pipe_steps;  // per pipe, in issue order
+  std::vector<Operand> gm_operands;
+};
+
+// Usage Error naming the block and the instruction for a WAIT_FLAG without its
+// SET_FLAG, an operand naming a buffer the block does not have, or a TMOV between
+// levels that have no data path.
+BlockPlan plan_block(const BlockProgram& block, const Target& target);
+
+}  // namespace pto::sim

@@ -1,0 +1,69 @@
+// MemorySystem: GM as the cores see it. Every storage-owning GM tensor gets a byte
+// address; a transfer walks the lines its window really touches (views through their
+// strides) through the shared L2, then pays for its bytes three ways: the core's own
+// rate (L2 hits and HBM fills at different per-core rates), the L2 bandwidth shared by
+// all cores, and the HBM bandwidth shared by all cores for fills and write-backs.
+// Transfers must be issued in time order (the engine's event queue guarantees it).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/program.h"
+#include "core/target.h"
+#include "measure/sim/bandwidth_queue.h"
+#include "measure/sim/block_plan.h"
+#include "measure/sim/l2_cache.h"
+#include "measure/sim/simulator.h"
+
+namespace pto::sim {
+
+struct MemoryTotals {
+  double gm_read_bytes = 0;
+  double gm_write_bytes = 0;
+  double l2_hit_bytes = 0;   // read bytes found in L2 already filled
+  double hbm_read_bytes = 0;
+  double hbm_write_bytes = 0;
+  double hbm_busy_cycles = 0;
+  double l2_busy_cycles = 0;
+};
+
+class MemorySystem {
+ public:
+  MemorySystem(const Program& program, const Target& target, const SimOptions& options);
+
+  // Times the GM transfer `step` of one core, starting at `start`, on the window
+  // `window` of the task's binding; returns when it ends.
+  double transfer(double start, const PlannedStep& step, const Operand& window, const TensorBinding& binding);
+
+  MemoryTotals totals() const;
+
+ private:
+  struct Placement {        // where a tensor's elements live
+    int64_t base = 0;       // byte address of its storage owner
+    int64_t elem_offset = 0;
+    Shape strides;
+    int elem_bytes = 1;
+  };
+  struct LineTally {        // what one transfer found in the L2
+    double bytes = 0;
+    double hit_bytes = 0;       // in lines already filled
+    double inflight_bytes = 0;  // in lines whose fill is still under way
+    double miss_lines = 0;      // lines to fetch from HBM
+    double written_back = 0;    // dirty lines that go to HBM
+    double ready = 0;           // when the last in-flight line arrives
+  };
+
+  template <class Visit>
+  void for_each_run(const Placement& p, const Operand& window, const Shape& origin, Visit&& visit) const;
+  LineTally touch_lines(const Placement& p, const Operand& window, const Shape& origin, double start, bool write,
+                        bool fetch);
+
+  std::vector<Placement> placement_;  // by GmTensor id
+  L2Cache l2_;
+  BandwidthQueue hbm_, l2_bandwidth_;
+  std::vector<int32_t> filled_;       // slots filled by the current transfer
+  MemoryTotals totals_;
+};
+
+}  // namespace pto::sim
