@@ -55,6 +55,13 @@ Workload workload_from(const po::variables_map& vm) {
   return w;
 }
 
+void add_target_option(po::options_description& options, const std::string& default_target) {
+  options.add_options()("target", po::value<std::string>()->default_value(default_target),
+                        "a built-in target (see 'pto-tune targets') or the path of a target JSON file");
+}
+
+Target target_from(const po::variables_map& vm) { return load_target(vm["target"].as<std::string>()); }
+
 void add_config_option(po::options_description& options) {
   options.add_options()("config", po::value<std::string>(),
                         "tile config as JSON, or @FILE to read it from a file; default: the "

@@ -44,6 +44,10 @@ void add_workload_options(po::options_description& options, const std::string& d
 // list is a usage Error naming it); build_graph() checks it against the signature.
 Workload workload_from(const po::variables_map& vm);
 
+// --target NAME|FILE, defaulting to `default_target`.
+void add_target_option(po::options_description& options, const std::string& default_target);
+Target target_from(const po::variables_map& vm);
+
 // --config JSON|@file.
 void add_config_option(po::options_description& options);
 // The --config given, else the op's default config for this target.

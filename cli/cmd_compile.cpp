@@ -13,9 +13,7 @@ namespace pto::cli {
 int run_compile(const Args& args) {
   po::options_description options;
   add_workload_options(options, "fp16");
-  options.add_options()
-      ("target", po::value<std::string>()->default_value("ascend910b1"),
-       "a built-in target (see 'pto-tune targets') or the path of a target JSON file");
+  add_target_option(options, "ascend910b1");
   add_config_option(options);
   options.add_options()
       ("emit", po::value<std::string>()->default_value("tile"),
@@ -33,7 +31,7 @@ int run_compile(const Args& args) {
 
   const Workload w = workload_from(*vm);
   const Stage stage = parse_stage((*vm)["emit"].as<std::string>());
-  const Target target = load_target((*vm)["target"].as<std::string>());
+  const Target target = target_from(*vm);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
   const Compiled compiled = compile(graph, config, target);

@@ -39,9 +39,7 @@ Coefficients coefficients_for(const po::variables_map& vm, const Target& target,
 int run_explain(const Args& args) {
   po::options_description options;
   add_workload_options(options, "fp16");
-  options.add_options()
-      ("target", po::value<std::string>()->default_value("ascend910b1"),
-       "a built-in target (see 'pto-tune targets') or the path of a target JSON file");
+  add_target_option(options, "ascend910b1");
   add_config_option(options);
   options.add_options()
       ("calibration", po::value<std::string>()->default_value(""),
@@ -62,7 +60,7 @@ int run_explain(const Args& args) {
   if (!vm) return 0;
 
   const Workload w = workload_from(*vm);
-  const Target target = load_target((*vm)["target"].as<std::string>());
+  const Target target = target_from(*vm);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
   std::string provenance;
