@@ -8,6 +8,9 @@
 // `model` (the cost model alone), `npu` (real hardware through CANN — not built here).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +22,10 @@
 
 namespace pto::measure {
 
+// Test only: a fault the cpu backend injects into one candidate, to show that a crash,
+// a hang or a wrong output costs that candidate its result and nothing more.
+enum class Fault { Crash, Hang, CorruptOutput };
+
 struct RunnerOptions {
   double min_time_ms = 50;     // cpu: repeat until this much total time ...
   int min_repetitions = 5;     // ... and at least this many runs
@@ -28,6 +35,9 @@ struct RunnerOptions {
   bool isolate = true;         // cpu: run each candidate in a child process
   int threads = 0;             // cpu: OpenMP threads, 0 = all
   uint64_t seed = 1;           // input data
+  // Test only, empty in normal use: candidate index in a measure() batch -> the fault
+  // injected into it (Crash and Hang need `isolate`).
+  std::map<size_t, Fault> faults;
 };
 
 class Runner {
@@ -36,6 +46,14 @@ class Runner {
   virtual std::string name() const = 0;
   virtual std::vector<Measurement> measure(const Workload& w,
                                            const std::vector<TileConfig>& candidates) = 0;
+  // Re-measures a few finalists interleaved (A B C A B C ...), so that the winner is
+  // chosen under one machine state; relative_spread(m.stats) (measure/stats.h) says
+  // how noisy each was. Deterministic backends have no noise to spread: by default
+  // this is measure().
+  virtual std::vector<Measurement> measure_interleaved(const Workload& w,
+                                                       const std::vector<TileConfig>& finalists) {
+    return measure(w, finalists);
+  }
 };
 
 std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu"

@@ -1,0 +1,49 @@
+// Isolation: runs a piece of work in a child process under a time limit, so that a
+// candidate that crashes, aborts or hangs costs the tuner one result, not the run.
+//
+// The child is a fork of this process: it sees the workload's inputs and reference
+// outputs copy-on-write, and only the result (text, JSON by convention) travels back,
+// over a pipe. The child's stderr is kept for the error message.
+//
+// libgomp does not survive a fork: the child inherits the forking thread's OpenMP
+// thread pool, whose threads do not exist there, and the first parallel region on
+// that thread waits for them forever. The child therefore runs the work on a fresh
+// thread, which libgomp treats as a new initial thread with a pool of its own
+// (tests/measure/isolation_test.cpp checks this after the parent ran parallel regions).
+// One trace of the parent stays: libgomp still counts the parent's pool threads as its
+// own, so with more threads than cores its idle threads yield sooner (throttled
+// spinning) than in a fresh process. Every candidate of a tuning run is measured under
+// that same condition.
+//
+// Calls must not overlap from several threads: a child forked by one call would hold
+// the other call's pipe open and delay its end.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace pto::measure {
+
+struct ChildResult {
+  enum class End { Exited, Signaled, TimedOut };
+  End end = End::Exited;
+  int exit_code = 0;         // End::Exited
+  int signal = 0;            // End::Signaled
+  std::string output;        // what the work returned; complete only when exit_code is 0
+  std::string stderr_tail;   // the last few hundred bytes the child wrote to stderr
+  double wall_s = 0;
+
+  bool succeeded() const { return end == End::Exited && exit_code == 0; }
+  // "killed by signal 11 (Segmentation fault)", "exited with code 70: <stderr tail>",
+  // "no result within 2 s; killed".
+  std::string describe() const;
+};
+
+// Exit code of a child whose work threw; the exception's message goes to its stderr.
+constexpr int kWorkThrewExitCode = 70;
+
+// Forks, runs `work` in the child and returns its result, or how the child ended.
+// Kills the child (SIGKILL) after `timeout_s`. io Error when the pipe or the fork fails.
+ChildResult run_in_child(const std::function<std::string()>& work, double timeout_s);
+
+}  // namespace pto::measure

@@ -1,0 +1,68 @@
+// The `model` backend: the cost model's prediction only, for dry runs and CI. Nothing
+// is compiled or run; results say `simulated`, and an infeasible config comes back
+// INFEASIBLE with the rules it breaks.
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/op_library.h"
+#include "measure/backends.h"
+
+namespace pto::measure {
+
+namespace {
+
+class ModelRunner : public Runner {
+ public:
+  explicit ModelRunner(Target target) : target_(std::move(target)) {}
+
+  std::string name() const override { return "model"; }
+
+  std::vector<Measurement> measure(const Workload& w,
+                                   const std::vector<TileConfig>& candidates) override {
+    CostModel model(build_graph(w), target_);
+    std::vector<Measurement> results;
+    for (const TileConfig& config : candidates) {
+      Prediction p = predict(model, config, name());
+      Measurement& m = p.measurement;
+      m.simulated = true;
+      if (m.ok()) {
+        m.stats = {m.predicted_ns, m.predicted_ns, m.predicted_ns, 1};
+        m.detail_json = p.estimate->to_json().dump();
+      }
+      stamp(m);
+      results.push_back(std::move(m));
+    }
+    return results;
+  }
+
+ private:
+  Target target_;
+};
+
+}  // namespace
+
+Prediction predict(const CostModel& model, const TileConfig& config, const std::string& backend) {
+  Prediction p;
+  Measurement& m = p.measurement;
+  m.backend = backend;
+  try {
+    p.estimate = model.estimate(config);
+  } catch (const std::exception& e) {
+    reject(m, e);
+    return p;
+  }
+  if (!p.estimate->feasible) {
+    m.status = Status::INFEASIBLE;
+    m.error = format_violations(p.estimate->violations);
+    return p;
+  }
+  m.predicted_ns = p.estimate->predicted_ns;
+  return p;
+}
+
+std::unique_ptr<Runner> make_model_runner(const Target& target, const RunnerOptions& /*options*/) {
+  return std::make_unique<ModelRunner>(target);
+}
+
+}  // namespace pto::measure

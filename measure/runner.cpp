@@ -1,0 +1,69 @@
+#include "measure/runner.h"
+
+#include <unistd.h>
+
+#include <ctime>
+
+#include "core/compile.h"
+#include "core/error.h"
+#include "measure/backends.h"
+
+namespace pto::measure {
+
+std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
+
+std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
+                                    const RunnerOptions& options) {
+  if (backend == "cpu") {
+    if (target.kind != "cpu")
+      usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
+                  target.name + "'; for an NPU target use backend 'sim' or 'model'");
+    return make_cpu_runner(target, options);
+  }
+  if (backend == "sim") {
+    if (target.kind != "npu")
+      usage_error("backend 'sim' simulates an Ascend NPU and needs an NPU target, got '" +
+                  target.name + "' (kind '" + target.kind + "'); for the host use backend 'cpu'");
+    return make_sim_runner(target, options);
+  }
+  if (backend == "model") return make_model_runner(target, options);
+  if (backend == "npu") return make_npu_runner(target, options);
+  std::string known;
+  for (const std::string& name : backend_names()) known += (known.empty() ? "" : ", ") + name;
+  usage_error("unknown backend '" + backend + "' (known: " + known + ")");
+}
+
+void reject(Measurement& m, const std::exception& why) {
+  auto* error = dynamic_cast<const Error*>(&why);
+  bool infeasible = error && error->category() == ErrorCategory::Infeasible;
+  m.status = infeasible ? Status::INFEASIBLE : Status::COMPILE_ERROR;
+  m.error = why.what();
+}
+
+std::optional<Program> compile_candidate(const TensorGraph& graph, const TileConfig& config,
+                                         const Target& target, Measurement& m) {
+  try {
+    return compile(graph, config, target).program;
+  } catch (const std::exception& e) {
+    reject(m, e);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+void stamp(Measurement& m) {
+  static const std::string host = host_name();
+  m.host = host;
+  m.timestamp = static_cast<int64_t>(std::time(nullptr));
+}
+
+}  // namespace pto::measure

@@ -1,0 +1,323 @@
+// The runners: make_runner's choices and errors, and every candidate status of the cpu
+// backend (OK and verified, INFEASIBLE, COMPILE_ERROR, WRONG_RESULT, RUNTIME_ERROR on a
+// crash, TIMEOUT on a hang) with the batch going on past each; the model and sim
+// backends' simulated results. Timing options are tiny: these tests check behaviour,
+// not speed.
+#include <optional>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/analyze.h"
+#include "core/compile.h"
+#include "core/cpu_runtime.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "measure/cpu/cache_flush.h"
+#include "measure/runner.h"
+#include "measure/stats.h"
+
+namespace pto::measure {
+namespace {
+
+const Target& host() {
+  static const Target t = load_target("host");
+  return t;
+}
+
+const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+
+RunnerOptions quick() {
+  RunnerOptions o;
+  o.min_time_ms = 1;
+  o.min_repetitions = 3;
+  o.warmup = 1;
+  o.threads = 2;
+  o.timeout_s = 60;
+  return o;
+}
+
+Workload workload(const std::string& op, Shape shape, DType dtype) {
+  return Workload{op, std::move(shape), dtype, {}};
+}
+
+TileConfig default_for(const Workload& w, const Target& t) {
+  return default_config(w, build_graph(w), t);
+}
+
+// A cube config that breaks a rule no target relaxes: the larger of kAL1 and kBL1 must
+// be a multiple of the smaller.
+TileConfig cube_with_mismatched_k() {
+  return TileConfig::parse(R"({"cube":{"m":[32,64],"k":[32,64,96],"n":[32,64]}})");
+}
+
+std::string usage_message(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::Usage) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+void expect_ok_and_timed(const Measurement& m, const RunnerOptions& o) {
+  ASSERT_EQ(m.status, Status::OK) << m.error;
+  EXPECT_TRUE(m.verified);
+  EXPECT_FALSE(m.simulated);
+  EXPECT_EQ(m.backend, "cpu");
+  EXPECT_GE(m.stats.repetitions, o.min_repetitions);
+  EXPECT_GT(m.stats.p10_ns, 0);
+  EXPECT_LE(m.stats.p10_ns, m.stats.median_ns);
+  EXPECT_LE(m.stats.median_ns, m.stats.p90_ns);
+  EXPECT_GT(m.predicted_ns, 0);
+  EXPECT_FALSE(m.host.empty());
+  EXPECT_GT(m.timestamp, 0);
+}
+
+// ---- make_runner ----------------------------------------------------------------------
+
+TEST(MakeRunner, KnowsFourBackends) {
+  EXPECT_EQ(backend_names(), (std::vector<std::string>{"sim", "cpu", "model", "npu"}));
+  EXPECT_EQ(make_runner("cpu", host())->name(), "cpu");
+  EXPECT_EQ(make_runner("sim", npu())->name(), "sim");
+  EXPECT_EQ(make_runner("model", npu())->name(), "model");
+  EXPECT_EQ(make_runner("model", host())->name(), "model");
+}
+
+TEST(MakeRunner, UnknownBackendIsNamedWithTheKnownOnes) {
+  std::string msg = usage_message([] { make_runner("gpu", host()); });
+  EXPECT_NE(msg.find("'gpu'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("sim, cpu, model, npu"), std::string::npos) << msg;
+}
+
+TEST(MakeRunner, BackendMustFitTheTarget) {
+  std::string cpu_on_npu = usage_message([] { make_runner("cpu", npu()); });
+  EXPECT_NE(cpu_on_npu.find("'host'"), std::string::npos) << cpu_on_npu;
+  EXPECT_NE(cpu_on_npu.find("ascend910b1"), std::string::npos) << cpu_on_npu;
+  std::string sim_on_host = usage_message([] { make_runner("sim", host()); });
+  EXPECT_NE(sim_on_host.find("NPU target"), std::string::npos) << sim_on_host;
+}
+
+TEST(MakeRunner, NpuSaysWhatItNeedsAndThatThisBuildHasNone) {
+  std::string msg = usage_message([] { make_runner("npu", npu()); });
+  for (const char* part : {"CANN", "ASCEND_HOME_PATH", "device", "no NPU backend", "'sim'"})
+    EXPECT_NE(msg.find(part), std::string::npos) << part << " missing from: " << msg;
+}
+
+TEST(MakeRunner, RejectsBadCpuOptions) {
+  RunnerOptions o = quick();
+  o.timeout_s = 0;
+  EXPECT_NE(usage_message([&] { make_runner("cpu", host(), o); }).find("timeout"), std::string::npos);
+  o = quick();
+  o.min_repetitions = 0;
+  EXPECT_NE(usage_message([&] { make_runner("cpu", host(), o); }).find("repetitions"), std::string::npos);
+  o = quick();
+  o.isolate = false;
+  o.faults = {{0, Fault::Hang}};
+  EXPECT_NE(usage_message([&] { make_runner("cpu", host(), o); }).find("isolation"), std::string::npos);
+}
+
+// ---- cpu ------------------------------------------------------------------------------
+
+TEST(CpuRunner, DefaultConfigIsVerifiedAndTimed) {
+  RunnerOptions o = quick();
+  Workload w = workload("matmul", {72, 40, 56}, DType::F32);
+  auto results = make_runner("cpu", host(), o)->measure(w, {default_for(w, host())});
+  ASSERT_EQ(results.size(), 1u);
+  expect_ok_and_timed(results[0], o);
+}
+
+TEST(CpuRunner, EveryFailureCostsOnlyItsCandidate) {
+  RunnerOptions o = quick();
+  o.timeout_s = 2;  // ample for a small matmul on a busy machine; the hang waits it out
+  o.faults = {{2, Fault::CorruptOutput}, {3, Fault::Crash}, {4, Fault::Hang}};
+  Workload w = workload("matmul", {48, 80, 40}, DType::F16);
+  TileConfig good = default_for(w, host());
+  TileConfig bad_fusion = good;
+  bad_fusion.fusion = std::vector<std::vector<int>>{{0}};  // node 0 is an input, not compute
+  std::vector<TileConfig> batch = {cube_with_mismatched_k(), bad_fusion, good, good, good, good};
+
+  auto r = make_runner("cpu", host(), o)->measure(w, batch);
+  ASSERT_EQ(r.size(), batch.size());
+  EXPECT_EQ(r[0].status, Status::INFEASIBLE) << r[0].error;
+  EXPECT_NE(r[0].error.find("kAL1/kBL1"), std::string::npos) << r[0].error;
+  EXPECT_EQ(r[1].status, Status::COMPILE_ERROR) << r[1].error;
+  EXPECT_EQ(r[2].status, Status::WRONG_RESULT) << r[2].error;
+  EXPECT_FALSE(r[2].verified);
+  EXPECT_GE(r[2].max_abs_err, 100);
+  EXPECT_NE(r[2].error.find("output 0"), std::string::npos) << r[2].error;
+  EXPECT_EQ(r[3].status, Status::RUNTIME_ERROR);
+  EXPECT_NE(r[3].error.find("signal 11"), std::string::npos) << r[3].error;
+  EXPECT_EQ(r[4].status, Status::TIMEOUT);
+  EXPECT_NE(r[4].error.find("2 s"), std::string::npos) << r[4].error;
+  expect_ok_and_timed(r[5], o);  // the batch went on
+  for (const Measurement& m : r) {
+    EXPECT_EQ(m.backend, "cpu");
+    EXPECT_FALSE(m.host.empty());
+  }
+}
+
+TEST(CpuRunner, FlushingCachesBetweenRunsStillMeasures) {
+  RunnerOptions o = quick();
+  o.flush_cache = true;
+  Workload w = workload("gelu", {33, 130}, DType::F16);
+  auto r = make_runner("cpu", host(), o)->measure(w, {default_for(w, host())});
+  expect_ok_and_timed(r[0], o);
+}
+
+TEST(CacheFlusher, BufferOutgrowsTheLastLevelCache) {
+  EXPECT_GE(CacheFlusher(32 << 20).buffer_bytes(), 64 << 20);
+  EXPECT_GE(CacheFlusher(0).buffer_bytes(), 64 << 20);  // unknown: generous
+  CacheFlusher small(1 << 20);
+  small.flush();
+  small.flush();
+  EXPECT_GE(small.buffer_bytes(), 2 << 20);
+}
+
+TEST(CpuRunner, WrongResultIsCaughtWithoutIsolationToo) {
+  RunnerOptions o = quick();
+  o.isolate = false;
+  o.faults = {{0, Fault::CorruptOutput}};
+  Workload w = workload("softmax", {20, 70}, DType::F32);
+  TileConfig config = default_for(w, host());
+  auto r = make_runner("cpu", host(), o)->measure(w, {config, config});
+  EXPECT_EQ(r[0].status, Status::WRONG_RESULT) << r[0].error;
+  expect_ok_and_timed(r[1], o);
+}
+
+TEST(CpuRunner, IsolatedChildRunsAfterTheParentRanTheRuntime) {
+  // The parent's OpenMP thread pool exists before the fork: the case a plain fork
+  // does not survive (measure/isolation.h).
+  Workload w = workload("add", {64, 96}, DType::F32);
+  TensorGraph g = build_graph(w);
+  Compiled compiled = compile(g, default_for(w, host()), host());
+  CpuExecutor executor(compiled.program, ExecOptions{2});
+  executor.run(random_inputs(g, 3));
+
+  RunnerOptions o = quick();
+  auto r = make_runner("cpu", host(), o)->measure(w, {default_for(w, host())});
+  expect_ok_and_timed(r[0], o);
+}
+
+// Random tile sizes (multiples of 16, L1 a multiple of L0) that analyze() accepts.
+std::vector<TileConfig> random_feasible_configs(const Workload& w, std::mt19937& rng, int count) {
+  TensorGraph g = build_graph(w);
+  Analyzer analyzer(g, host());
+  auto pick = [&](std::initializer_list<int64_t> options) {
+    return *(options.begin() + rng() % options.size());
+  };
+  std::vector<TileConfig> configs;
+  for (int attempt = 0; attempt < 200 && static_cast<int>(configs.size()) < count; ++attempt) {
+    TileConfig c = default_for(w, host());
+    if (c.cube) {
+      int64_t m0 = pick({16, 32, 48}), k0 = pick({16, 32}), n0 = pick({16, 32, 64});
+      c.cube->mL0 = m0;
+      c.cube->mL1 = m0 * pick({1, 2});
+      c.cube->kL0 = k0;
+      c.cube->kAL1 = c.cube->kBL1 = k0 * pick({1, 2, 4});
+      c.cube->nL0 = n0;
+      c.cube->nL1 = n0 * pick({1, 2});
+      c.nbuffer = static_cast<int>(pick({1, 2}));
+    }
+    if (c.vec && !c.vec->empty()) {
+      c.vec->front() = pick({1, 3, 8, 16});
+      if (c.vec->size() > 1) c.vec->back() = pick({16, 32, 64, 256});
+    }
+    if (analyzer.analyze(c).feasible) configs.push_back(c);
+  }
+  return configs;
+}
+
+TEST(CpuRunner, RandomFeasibleConfigsOnRaggedShapesAreVerified) {
+  std::mt19937 rng(11);
+  RunnerOptions o = quick();
+  o.min_repetitions = 1;
+  o.warmup = 0;
+  auto runner = make_runner("cpu", host(), o);
+  std::uniform_int_distribution<int64_t> dim(17, 150);
+  for (const char* op : {"matmul", "add", "softmax", "sum", "matmul_bias_gelu"}) {
+    Workload w = std::string(op).starts_with("matmul")
+                     ? workload(op, {dim(rng), dim(rng), dim(rng)}, DType::F16)
+                     : workload(op, {dim(rng), dim(rng)}, DType::F32);
+    auto configs = random_feasible_configs(w, rng, 3);
+    ASSERT_FALSE(configs.empty()) << w.key();
+    auto results = runner->measure(w, configs);
+    for (size_t i = 0; i < results.size(); ++i) {
+      SCOPED_TRACE(w.key() + " " + configs[i].to_string());
+      expect_ok_and_timed(results[i], o);
+    }
+  }
+}
+
+TEST(CpuRunner, InterleavedFinalistsEachGetTheirStatsAndSpread) {
+  RunnerOptions o = quick();
+  Workload w = workload("matmul", {64, 64, 64}, DType::F32);
+  std::mt19937 rng(5);
+  auto finalists = random_feasible_configs(w, rng, 3);
+  ASSERT_EQ(finalists.size(), 3u);
+  auto r = make_runner("cpu", host(), o)->measure_interleaved(w, finalists);
+  ASSERT_EQ(r.size(), 3u);
+  for (const Measurement& m : r) {
+    expect_ok_and_timed(m, o);
+    auto detail = nlohmann::json::parse(m.detail_json);
+    EXPECT_TRUE(detail["interleaved"].get<bool>());
+    EXPECT_DOUBLE_EQ(detail["spread"].get<double>(), relative_spread(m.stats));
+  }
+  // Rounds are whole: every finalist ran the same number of times.
+  EXPECT_EQ(r[0].stats.repetitions, r[1].stats.repetitions);
+  EXPECT_EQ(r[1].stats.repetitions, r[2].stats.repetitions);
+}
+
+// ---- model and sim --------------------------------------------------------------------
+
+// An fp16 cube tile of 256x256 fp32 accumulators is 256 KiB: over any 910B L0C.
+TileConfig l0c_overflow() {
+  return TileConfig::parse(R"({"cube":{"m":[256,256],"k":[64,256],"n":[256,256]}})");
+}
+
+TEST(ModelRunner, PredictsFeasibleAndExplainsInfeasible) {
+  Workload w = workload("matmul", {512, 256, 384}, DType::F16);
+  auto r = make_runner("model", npu())->measure(w, {default_for(w, npu()), l0c_overflow()});
+  ASSERT_EQ(r[0].status, Status::OK) << r[0].error;
+  EXPECT_TRUE(r[0].simulated);
+  EXPECT_EQ(r[0].backend, "model");
+  EXPECT_GT(r[0].predicted_ns, 0);
+  EXPECT_EQ(r[0].stats.median_ns, r[0].predicted_ns);
+  EXPECT_TRUE(nlohmann::json::parse(r[0].detail_json).contains("bound"));
+  EXPECT_EQ(r[1].status, Status::INFEASIBLE);
+  EXPECT_TRUE(r[1].simulated);
+  EXPECT_NE(r[1].error.find("L0C"), std::string::npos) << r[1].error;
+}
+
+TEST(SimRunner, SimulatesWithPipeUtilisationAndBound) {
+  Workload w = workload("matmul_bias_gelu", {256, 128, 512}, DType::F16);
+  auto r = make_runner("sim", npu())->measure(w, {default_for(w, npu()), l0c_overflow()});
+  ASSERT_EQ(r[0].status, Status::OK) << r[0].error;
+  EXPECT_TRUE(r[0].simulated);
+  EXPECT_EQ(r[0].backend, "sim");
+  EXPECT_GT(r[0].stats.median_ns, 0);
+  EXPECT_GT(r[0].predicted_ns, 0);
+  auto detail = nlohmann::json::parse(r[0].detail_json);
+  EXPECT_TRUE(detail["simulated"].get<bool>());
+  EXPECT_FALSE(detail["bound"].get<std::string>().empty());
+  EXPECT_TRUE(detail["pipe_utilisation"].contains("AIC"));
+  EXPECT_TRUE(detail["pipe_utilisation"]["AIC"].contains("M"));
+  EXPECT_EQ(r[1].status, Status::INFEASIBLE);
+}
+
+TEST(SimRunner, IsDeterministic) {
+  Workload w = workload("softmax", {96, 1000}, DType::F16);
+  auto runner = make_runner("sim", npu());
+  TileConfig c = default_for(w, npu());
+  EXPECT_EQ(runner->measure(w, {c})[0].stats.median_ns, runner->measure(w, {c})[0].stats.median_ns);
+}
+
+}  // namespace
+}  // namespace pto::measure
