@@ -90,9 +90,8 @@ int run_run(const Args& args) {
   po::options_description options;
   add_workload_options(options, "fp32");
   add_config_option(options);
+  add_target_option(options, "host");
   options.add_options()
-      ("target", po::value<std::string>()->default_value("host"),
-       "'host' (this machine), a built-in NPU target (see 'pto-tune targets') or a target JSON file")
       ("backend", po::value<std::string>(),
        "cpu (real time on this host), sim (NPU simulator) or model (cost model only); "
        "default: cpu for the host, sim for an NPU target")
@@ -115,7 +114,7 @@ int run_run(const Args& args) {
   const Workload w = workload_from(*vm);
   const int repeats = (*vm)["repeats"].as<int>();
   if (repeats < 1) usage_error("--repeats: expected a positive integer, got " + std::to_string(repeats));
-  const Target target = load_target((*vm)["target"].as<std::string>());
+  const Target target = target_from(*vm);
   const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : default_backend(target);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);

@@ -1,38 +1,23 @@
 // `pto-tune run --backend sim|cpu|model --target T`: the default backend follows the
 // target (cpu for the host, sim for an NPU), simulated results say so in text and JSON,
 // and a backend that does not fit the target, or one this build lacks, is a usage error.
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_driver.h"
 
 namespace pto {
 namespace {
 
 using nlohmann::json;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result pto_tune(const std::string& args) {
-  Result r;
-  FILE* pipe = ::popen((std::string(PTO_TUNE_BIN) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using namespace cli_testing;
 
 json run_json(const std::string& args) {
   const Result r = pto_tune("run " + args + " --json");
-  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
   return json::parse(r.out);
 }
 
@@ -83,14 +68,6 @@ TEST(RunBackend, InfeasibleOnTheNpuExitsTwoWithTheRule) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("\"INFEASIBLE\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("L0C capacity"), std::string::npos) << r.out;
-}
-
-// A usage failure (exit 2) whose message names each `part`.
-void expect_usage_error(const std::string& args, const std::vector<std::string>& parts) {
-  const Result r = pto_tune(args);
-  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
-  for (const std::string& part : parts)
-    EXPECT_NE(r.out.find(part), std::string::npos) << args << ": '" << r.out << "' lacks '" << part << "'";
 }
 
 TEST(RunBackend, BackendsThatDoNotFitAreUsageErrors) {
