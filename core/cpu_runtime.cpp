@@ -1,0 +1,46 @@
+// CpuExecutor: decodes the program once (core/runtime/block_plan.h), then each run
+// binds the inputs, dispatches the tasks over OpenMP threads (core/runtime/scheduler.h),
+// each running its block's steps on its own scratch (core/runtime/task_runner.h), and
+// collects the outputs.
+#include "core/cpu_runtime.h"
+
+#include <omp.h>
+
+#include "core/runtime/gm_space.h"
+#include "core/runtime/scheduler.h"
+#include "core/runtime/task_runner.h"
+
+namespace pto {
+
+struct CpuExecutor::Impl {
+  Impl(const Program& p, ExecOptions options)
+      : program(p),
+        threads(options.threads > 0 ? options.threads : omp_get_max_threads()),
+        gm(program),
+        runner(program, gm),
+        scheduler(program) {
+    scratch.reserve(static_cast<size_t>(threads));
+    for (int i = 0; i < threads; ++i) scratch.emplace_back(runner.arena_bytes(), runner.max_buffers());
+  }
+
+  const Program program;  // a copy: the runner and scheduler refer into it
+  const int threads;
+  rt::GmSpace gm;
+  rt::TaskRunner runner;
+  rt::TaskScheduler scheduler;
+  std::vector<rt::Scratch> scratch;  // one per thread
+};
+
+CpuExecutor::CpuExecutor(const Program& program, ExecOptions options)
+    : impl_(std::make_unique<Impl>(program, options)) {}
+
+CpuExecutor::~CpuExecutor() = default;
+
+std::vector<HostTensor> CpuExecutor::run(const std::vector<HostTensor>& inputs) {
+  Impl& im = *impl_;
+  im.gm.bind_inputs(inputs);
+  im.scheduler.run(im.threads, [&im](int task, int thread) { im.runner.run(task, im.scratch[thread]); });
+  return im.gm.collect_outputs();
+}
+
+}  // namespace pto

@@ -1,0 +1,60 @@
+// Runs one task: its block plan's steps over a thread's scratch arena, with GM
+// operands addressed through the task's bindings.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/program.h"
+#include "core/runtime/block_plan.h"
+#include "core/runtime/gm_space.h"
+
+namespace pto::rt {
+
+// Where an L0A/L0B buffer's panels are: its own storage, or a view into L1.
+struct PanelRef {
+  const float* base = nullptr;
+  int64_t panel_stride = 0;
+};
+
+// One thread's stand-in for a core's local memories, allocated once.
+class Scratch {
+ public:
+  Scratch(int64_t arena_bytes, size_t max_buffers);
+  char* arena() const { return arena_.get(); }
+  std::vector<PanelRef>& l0() { return l0_; }
+
+ private:
+  struct Free {
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, Free> arena_;
+  std::vector<PanelRef> l0_;
+};
+
+class TaskRunner {
+ public:
+  // Internal Error naming the task and instruction for a binding slot that does not
+  // exist or a GM window outside its tensor.
+  TaskRunner(const Program& program, const GmSpace& gm);
+
+  void run(int task, Scratch& scratch) const;
+  int64_t arena_bytes() const { return arena_bytes_; }
+  size_t max_buffers() const { return max_buffers_; }
+
+ private:
+  void validate(const Task& task) const;
+
+  const Program& program_;
+  const GmSpace& gm_;
+  std::vector<BlockPlan> plans_;
+  std::vector<int> plan_of_block_;  // block id -> index into plans_
+  int64_t arena_bytes_ = 0;
+  size_t max_buffers_ = 0;
+  // Split-K partial tiles add into GM under a lock picked by the window's address.
+  mutable std::array<std::mutex, 64> store_locks_;
+};
+
+}  // namespace pto::rt
