@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/calibration_dir.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/op_library.h"
@@ -42,8 +43,9 @@ int run_explain(const Args& args) {
   add_target_option(options, "ascend910b1");
   add_config_option(options);
   options.add_options()
-      ("calibration", po::value<std::string>()->default_value(""),
-       "folder of calibrated coefficients (one JSON per target and backend)")
+      ("calibration", po::value<std::string>()->default_value(default_calibration_dir()),
+       "folder of calibrated coefficients (one JSON per target and backend), as 'pto-tune "
+       "calibrate' writes them; '' for the datasheet figures")
       ("backend", po::value<std::string>()->default_value("sim"),
        "which backend's calibration to use from --calibration")
       ("json", po::bool_switch(), "print JSON (feasible, violations, predicted_ns, breakdown, bound, ...)");

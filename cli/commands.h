@@ -20,6 +20,7 @@ int run_targets(const Args& args);
 int run_compile(const Args& args);
 int run_run(const Args& args);
 int run_explain(const Args& args);
+int run_calibrate(const Args& args);
 
 // Every subcommand, in the order `pto-tune --help` lists them.
 const std::vector<Command>& commands();

@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"run", "compile for this host, run on the CPU, verify against the reference, time it",
        run_run},
       {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
+      {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
   };
   return all;
 }

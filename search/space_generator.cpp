@@ -1,0 +1,385 @@
+#include "search/space_generator.h"
+
+#include <algorithm>
+#include <random>
+#include <unordered_set>
+
+#include "core/analyze.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "search/tile_candidates.h"
+
+namespace pto::search {
+
+namespace {
+
+// Spaces up to this many candidates are sampled by enumerating them whole first, so a
+// small space yields every feasible candidate it has, not just those random draws hit.
+constexpr uint64_t kEnumerateWholeLimit = 1 << 16;
+// Random draws per requested sample before giving up on a mostly infeasible space.
+constexpr uint64_t kDrawsPerSample = 1000;
+constexpr uint64_t kMinDraws = 100000;
+constexpr int kMaxNbuffer = 4;
+
+// Rules that depend on the Cube tile and the n-buffer depth alone (docs/compiler.md):
+// a tile breaking one at nbuffer 1 breaks it under every other choice too.
+constexpr const char* kCubeRules[] = {"cube alignment", "kL0 % 16",    "nL0 % 16",    "L0 <= L1",
+                                      "L1 % L0",        "L0A capacity", "L0B capacity", "L0C capacity",
+                                      "L1 capacity",    "kAL1/kBL1"};
+
+bool breaks_cube_rule(const TilingSummary& s) {
+  return std::any_of(s.violations.begin(), s.violations.end(), [](const Violation& v) {
+    return std::find(std::begin(kCubeRules), std::end(kCubeRules), v.rule) != std::end(kCubeRules);
+  });
+}
+
+bool breaks_rule(const TilingSummary& s, const std::string& rule) {
+  return std::any_of(s.violations.begin(), s.violations.end(), [&](const Violation& v) { return v.rule == rule; });
+}
+
+// The tile sizes alone: the split-K flag has its own axis and the k form is spelling.
+CubeTile tile_sizes(CubeTile c) {
+  c.split_k = false;
+  c.k_short_form = false;
+  return c;
+}
+
+template <typename T>
+std::optional<size_t> position(const std::vector<T>& axis, const T& value) {
+  const auto it = std::find(axis.begin(), axis.end(), value);
+  if (it == axis.end()) return std::nullopt;
+  return static_cast<size_t>(it - axis.begin());
+}
+
+template <typename T>
+void add_if_missing(std::vector<T>& axis, const T& value) {
+  if (!position(axis, value)) axis.push_back(value);
+}
+
+// FNV-1a over a stream of integers: the identity of a compiled program, as analyze sees it.
+class ProgramKey {
+ public:
+  void add(int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      hash_ ^= static_cast<uint64_t>(v >> (8 * i)) & 0xff;
+      hash_ *= 0x100000001b3ull;
+    }
+  }
+  void add(const Shape& s) {
+    add(static_cast<int64_t>(s.size()));
+    for (int64_t v : s) add(v);
+  }
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+// Whether an L2 grouping changes the visiting order of some Cube kernel's tiles: with
+// one M tile, or nDim covering every N tile, the groups are visited row-major anyway.
+bool grouping_reorders(const TilingSummary& s, const std::pair<int64_t, int64_t>& group) {
+  for (const KernelSummary& k : s.kernels) {
+    if (!k.uses_cube || k.tile_counts.size() < 2) continue;
+    const int64_t m_tiles = k.tile_counts[k.tile_counts.size() - 2];
+    const int64_t n_tiles = k.tile_counts.back();
+    if (m_tiles > 1 && group.second < n_tiles) return true;
+  }
+  return false;
+}
+
+// The epilogue's vector sub-tile of a Cube kernel: the vec tile clamped to the Cube tile.
+Shape epilogue_tile(const KernelSummary& k, const std::optional<Shape>& vec) {
+  Shape sub = k.tile;
+  if (!vec) return sub;
+  for (size_t i = 0; i < sub.size() && i < vec->size(); ++i) {
+    int64_t& s = sub[sub.size() - 1 - i];
+    s = std::min(s, (*vec)[vec->size() - 1 - i]);
+  }
+  return sub;
+}
+
+// Two configs with the same key compile to the same program: the same kernels, tiles,
+// tasks, instruction counts and footprints, the same Cube sizes as given (never merged:
+// they decide the L0 sub-tiling) and the same effective tile order.
+uint64_t program_key(const TilingSummary& s, const TileConfig& c) {
+  ProgramKey key;
+  if (c.cube) {
+    const CubeTile t = *c.cube;
+    for (int64_t v : {t.mL0, t.mL1, t.kL0, t.kAL1, t.kBL1, t.nL0, t.nL1}) key.add(v);
+  }
+  key.add(c.nbuffer_or_default());
+  const bool reorders = c.l2_group && grouping_reorders(s, *c.l2_group);
+  key.add(reorders ? c.l2_group->first : 0);
+  key.add(reorders ? c.l2_group->second : 0);
+  for (const KernelSummary& k : s.kernels) {
+    key.add(static_cast<int64_t>(k.nodes.size()));
+    for (NodeId n : k.nodes) key.add(n);
+    key.add(k.tile);
+    key.add(k.tile_counts);
+    key.add(k.tail);
+    if (k.uses_cube && !k.vector_work.empty()) key.add(epilogue_tile(k, c.vec));
+    for (int64_t v : {k.aic_tasks, k.aiv_tasks, k.instructions, k.k_steps, k.split_k}) key.add(v);
+    for (const auto& [level, bytes] : k.footprint) {
+      key.add(static_cast<int64_t>(level));
+      key.add(bytes);
+    }
+  }
+  return key.value();
+}
+
+}  // namespace
+
+std::string SpaceTally::to_string() const {
+  return "analyzed " + std::to_string(analyzed) + ": " + std::to_string(distinct) + " distinct, " +
+         std::to_string(infeasible) + " infeasible, " + std::to_string(equivalent) + " equivalent";
+}
+
+struct SpaceGenerator::Impl {
+  TensorGraph graph;
+  Target target;
+  Analyzer analyzer;
+  TileConfig baseline;
+  SpaceAxes axes;
+  uint64_t cube_proposed = 0, cube_pruned = 0;
+
+  Impl(const TensorGraph& g, const Target& t, const TileConfig& base, const SpaceOptions& options)
+      : graph(g), target(t), analyzer(g, t), baseline(base) {
+    if (options.max_nbuffer < 1 || options.max_nbuffer > kMaxNbuffer)
+      usage_error("space: max_nbuffer must be 1.." + std::to_string(kMaxNbuffer) + ", got " +
+                  std::to_string(options.max_nbuffer));
+    if (options.min_vec_tile_elements < 1)
+      usage_error("space: min_vec_tile_elements must be positive, got " +
+                  std::to_string(options.min_vec_tile_elements));
+    build_fusion_axis(options);
+    const std::optional<MatmulExtents> mm = matmul_extents(graph);
+    build_cube_axis(mm);
+    build_vec_axis(options);
+    build_split_k_axis();
+    build_l2_group_axis(mm.has_value());
+    for (int n = 1; n <= options.max_nbuffer; ++n) axes.nbuffer.push_back(n);
+  }
+
+  void build_fusion_axis(const SpaceOptions& options) {
+    axes.fusion = options.fusion_variants ? fusion_candidates(graph, analyzer, baseline)
+                                          : std::vector<std::optional<FusionGroups>>{std::nullopt};
+    if (baseline.fusion) add_if_missing(axes.fusion, baseline.fusion);
+  }
+
+  // The proposed tiles and the baseline's, less those that break a Cube rule at nbuffer 1.
+  void build_cube_axis(const std::optional<MatmulExtents>& mm) {
+    if (!mm) {
+      axes.cube = {std::nullopt};
+      return;
+    }
+    std::vector<CubeTile> proposed = cube_tile_candidates(*mm);
+    if (baseline.cube) {
+      const CubeTile own = tile_sizes(*baseline.cube);
+      const bool listed = std::any_of(proposed.begin(), proposed.end(),
+                                      [&](const CubeTile& t) { return tile_sizes(t) == own; });
+      if (!listed) proposed.push_back(*baseline.cube);
+    }
+    TileConfig probe = baseline;
+    probe.nbuffer = 1;
+    probe.l2_group.reset();
+    probe.fusion.reset();
+    cube_proposed = proposed.size();
+    for (CubeTile t : proposed) {
+      t.split_k = false;
+      probe.cube = t;
+      if (breaks_cube_rule(analyzer.analyze(probe))) {
+        ++cube_pruned;
+      } else {
+        axes.cube.emplace_back(t);
+      }
+    }
+  }
+
+  void build_vec_axis(const SpaceOptions& options) {
+    const std::optional<VecExtents> ve = vec_extents(graph);
+    if (ve) {
+      for (Shape& v : vec_tile_candidates(*ve, options.min_vec_tile_elements)) axes.vec.emplace_back(std::move(v));
+    }
+    if (baseline.vec) add_if_missing(axes.vec, baseline.vec);
+    if (axes.vec.empty()) axes.vec = {std::nullopt};
+  }
+
+  // split_k joins when some partition lets it run (fp32/int32 output, no epilogue).
+  void build_split_k_axis() {
+    axes.split_k = {false};
+    if (axes.cube.empty() || !axes.cube.front()) return;
+    TileConfig probe = baseline;
+    probe.cube = baseline.cube ? *baseline.cube : *axes.cube.front();
+    probe.cube->split_k = true;
+    for (const auto& f : axes.fusion) {
+      probe.fusion = f;
+      if (!breaks_rule(analyzer.analyze(probe), "split_k")) {
+        axes.split_k.push_back(true);
+        return;
+      }
+    }
+  }
+
+  void build_l2_group_axis(bool has_matmul) {
+    axes.l2_group = {std::nullopt};
+    if (has_matmul) {
+      for (const auto& g : l2_group_candidates(target.aic_cores)) axes.l2_group.emplace_back(g);
+    }
+    if (baseline.l2_group) add_if_missing(axes.l2_group, baseline.l2_group);
+  }
+
+  uint64_t size() const {
+    return static_cast<uint64_t>(axes.fusion.size()) * axes.cube.size() * axes.vec.size() * axes.split_k.size() *
+           axes.l2_group.size() * axes.nbuffer.size();
+  }
+
+  TileConfig at(uint64_t index) const {
+    if (index >= size())
+      usage_error("space: index " + std::to_string(index) + " is outside the space of " + std::to_string(size()));
+    auto digit = [&index](size_t radix) {
+      const size_t d = static_cast<size_t>(index % radix);
+      index /= radix;
+      return d;
+    };
+    TileConfig c;
+    c.nbuffer = axes.nbuffer[digit(axes.nbuffer.size())];
+    c.l2_group = axes.l2_group[digit(axes.l2_group.size())];
+    const bool split_k = axes.split_k[digit(axes.split_k.size())];
+    c.vec = axes.vec[digit(axes.vec.size())];
+    c.cube = axes.cube[digit(axes.cube.size())];
+    c.fusion = axes.fusion[digit(axes.fusion.size())];
+    if (c.cube) {
+      c.cube->split_k = split_k;
+      c.cube->k_short_form = c.cube->kAL1 == c.cube->kBL1;
+    }
+    return c;
+  }
+
+  std::optional<uint64_t> index_of(const TileConfig& c) const {
+    std::optional<size_t> cube;
+    if (c.cube) {
+      const CubeTile own = tile_sizes(*c.cube);
+      for (size_t i = 0; i < axes.cube.size() && !cube; ++i)
+        if (axes.cube[i] && tile_sizes(*axes.cube[i]) == own) cube = i;
+    } else {
+      cube = position(axes.cube, std::optional<CubeTile>());
+    }
+    const std::optional<size_t> digits[] = {
+        position(axes.fusion, c.fusion),
+        cube,
+        position(axes.vec, c.vec),
+        position(axes.split_k, c.cube && c.cube->split_k),
+        position(axes.l2_group, c.l2_group),
+        position(axes.nbuffer, c.nbuffer_or_default())};
+    const size_t radices[] = {axes.fusion.size(),  axes.cube.size(),     axes.vec.size(),
+                              axes.split_k.size(), axes.l2_group.size(), axes.nbuffer.size()};
+    uint64_t index = 0;
+    for (size_t i = 0; i < std::size(digits); ++i) {
+      if (!digits[i]) return std::nullopt;
+      index = index * radices[i] + *digits[i];
+    }
+    return index;
+  }
+
+  // Analyzes one candidate, counts it, and says whether it is new and feasible.
+  bool admit(const TileConfig& c, std::unordered_set<uint64_t>& programs, SpaceTally& tally) const {
+    ++tally.analyzed;
+    const TilingSummary s = analyzer.analyze(c);
+    if (!s.feasible) {
+      ++tally.infeasible;
+      return false;
+    }
+    if (!programs.insert(program_key(s, c)).second) {
+      ++tally.equivalent;
+      return false;
+    }
+    ++tally.distinct;
+    return true;
+  }
+
+  SpaceTally for_each(const std::function<bool(const TileConfig&)>& visit, uint64_t max_produced) const {
+    SpaceTally tally;
+    std::unordered_set<uint64_t> programs;
+    for (uint64_t i = 0, n = size(); i < n && tally.distinct < max_produced; ++i) {
+      const TileConfig c = at(i);
+      if (admit(c, programs, tally) && !visit(c)) break;
+    }
+    return tally;
+  }
+
+  std::vector<TileConfig> sample(size_t n, uint64_t seed, SpaceTally& tally) const {
+    std::mt19937_64 rng(seed);  // fully specified by the standard: the same draws everywhere
+    if (size() <= kEnumerateWholeLimit) {
+      std::vector<TileConfig> all;
+      tally = for_each([&](const TileConfig& c) { all.push_back(c); return true; }, UINT64_MAX);
+      // A partial Fisher-Yates shuffle: the first n of a random permutation.
+      const size_t take = std::min(n, all.size());
+      for (size_t i = 0; i < take; ++i) std::swap(all[i], all[i + rng() % (all.size() - i)]);
+      all.resize(take);
+      return all;
+    }
+    std::vector<TileConfig> picked;
+    std::unordered_set<uint64_t> drawn, programs;
+    const uint64_t max_draws = kMinDraws + kDrawsPerSample * n;
+    for (uint64_t draws = 0; picked.size() < n && draws < max_draws && drawn.size() < size(); ++draws) {
+      const uint64_t index = rng() % size();
+      if (!drawn.insert(index).second) continue;
+      TileConfig c = at(index);
+      if (admit(c, programs, tally)) picked.push_back(std::move(c));
+    }
+    return picked;
+  }
+};
+
+SpaceGenerator::SpaceGenerator(const TensorGraph& graph, const Target& target, const TileConfig& baseline,
+                               const SpaceOptions& options)
+    : impl_(std::make_unique<Impl>(graph, target, baseline, options)) {}
+
+SpaceGenerator SpaceGenerator::for_workload(const Workload& w, const Target& target, const SpaceOptions& options) {
+  const TensorGraph graph = build_graph(w);
+  return SpaceGenerator(graph, target, default_config(w, graph, target), options);
+}
+
+SpaceGenerator::~SpaceGenerator() = default;
+SpaceGenerator::SpaceGenerator(SpaceGenerator&&) noexcept = default;
+SpaceGenerator& SpaceGenerator::operator=(SpaceGenerator&&) noexcept = default;
+
+const SpaceAxes& SpaceGenerator::axes() const { return impl_->axes; }
+const TileConfig& SpaceGenerator::baseline() const { return impl_->baseline; }
+uint64_t SpaceGenerator::size() const { return impl_->size(); }
+uint64_t SpaceGenerator::cube_tiles_proposed() const { return impl_->cube_proposed; }
+uint64_t SpaceGenerator::cube_tiles_pruned() const { return impl_->cube_pruned; }
+TileConfig SpaceGenerator::at(uint64_t index) const { return impl_->at(index); }
+std::optional<uint64_t> SpaceGenerator::index_of(const TileConfig& config) const { return impl_->index_of(config); }
+
+std::string SpaceGenerator::describe() const {
+  const SpaceAxes& a = impl_->axes;
+  std::string cube = std::to_string(a.cube.size());
+  if (impl_->cube_proposed > 0) {
+    cube += " (of " + std::to_string(impl_->cube_proposed) + " proposed; " + std::to_string(impl_->cube_pruned) +
+            " break a Cube rule)";
+  }
+  return "fusion    " + std::to_string(a.fusion.size()) + "\ncube      " + cube + "\nvec       " +
+         std::to_string(a.vec.size()) + "\nsplit_k   " + std::to_string(a.split_k.size()) + "\nl2_group  " +
+         std::to_string(a.l2_group.size()) + "\nnbuffer   " + std::to_string(a.nbuffer.size()) + "\nspace     " +
+         std::to_string(size()) + " candidates before analyze\n";
+}
+
+SpaceTally SpaceGenerator::for_each(const std::function<bool(const TileConfig&)>& visit, uint64_t max_produced) const {
+  return impl_->for_each(visit, max_produced);
+}
+
+std::vector<TileConfig> SpaceGenerator::enumerate(uint64_t max_produced, SpaceTally* tally) const {
+  std::vector<TileConfig> out;
+  const SpaceTally t = impl_->for_each([&](const TileConfig& c) { out.push_back(c); return true; }, max_produced);
+  if (tally) *tally = t;
+  return out;
+}
+
+std::vector<TileConfig> SpaceGenerator::sample(size_t n, uint64_t seed, SpaceTally* tally) const {
+  SpaceTally t;
+  std::vector<TileConfig> out = impl_->sample(n, seed, t);
+  if (tally) *tally = t;
+  return out;
+}
+
+}  // namespace pto::search
