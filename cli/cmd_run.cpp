@@ -58,7 +58,7 @@ std::string pipe_busy(const nlohmann::json& pipes) {
 // The rows of a simulated result: its time and, from the backend's detail
 // (measure/sim_runner.cpp, the cost model's estimate), the bound and how busy each
 // pipe of each core type was.
-std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement& m) {
+std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement& m, const Target& target) {
   const nlohmann::json detail = nlohmann::json::parse(m.detail_json.empty() ? "{}" : m.detail_json);
   std::vector<std::vector<std::string>> rows;
   if (m.backend == "sim") {
@@ -69,11 +69,20 @@ std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement&
   }
   if (detail.contains("bound")) {
     std::string bound = detail["bound"].get<std::string>();
-    if (detail.contains("bound_utilisation")) bound += " (" + percent(detail["bound_utilisation"].get<double>()) + " busy)";
+    if (detail.contains("bound_utilisation")) bound += " (" + percent(detail["bound_utilisation"].get<double>()) + " busy where it ran)";
     rows.push_back({"bound", bound});
   }
   const nlohmann::json by_core = detail.value("pipe_utilisation", nlohmann::json::object());
-  for (const auto& [core, pipes] : by_core.items()) rows.push_back({"pipes " + core, pipe_busy(pipes)});
+  const nlohmann::json used = detail.value("cores_used", nlohmann::json::object());
+  for (const auto& [core, pipes] : by_core.items()) {
+    std::string busy = pipe_busy(pipes);
+    if (used.contains(core)) {  // the pipes' mean is over every core; the bound's over the busy ones
+      const int64_t all = target.cores(core == "AIC" ? CoreType::AIC : CoreType::AIV);
+      busy += "  (mean over " + std::to_string(all) + " cores, " + std::to_string(used[core].get<int64_t>()) +
+              " ran tasks)";
+    }
+    rows.push_back({"pipes " + core, busy});
+  }
   return rows;
 }
 
@@ -148,7 +157,7 @@ int run_run(const Args& args) {
       rows.push_back({"max_abs_err", format_error(m.max_abs_err)});
     }
     if (m.ok() && m.simulated) {
-      for (auto& row : simulated_rows(m)) rows.push_back(std::move(row));
+      for (auto& row : simulated_rows(m, target)) rows.push_back(std::move(row));
     } else if (m.ok()) {
       rows.push_back({"time", format_ns(m.stats.median_ns) + " median of " +
                                   std::to_string(m.stats.repetitions) + " runs (p10 " +

@@ -3,9 +3,9 @@
 // Each feasible candidate is compiled and simulated in this process (the simulator is
 // deterministic and touches no data, so there is nothing to isolate or verify).
 // Results are `simulated`; detail_json carries what the simulator says about why:
-//   {"simulated": true, "cycles": ..., "bound": "M@AIC", "bound_utilisation": ...,
-//    "pipe_utilisation": {"AIC": {"MTE2": 0.61, "M": 0.93, ...}, "AIV": {...}},
-//    "l2_hit_rate": ..., "hbm_utilisation": ..., "l2_utilisation": ...}
+//   SimResult::to_json() plus "simulated": true — cycles, the bound and its utilisation
+//   (over the cores that ran tasks), pipe_utilisation per core type (over all cores of
+//   the type), cores_used, per-kernel times, L2 hit rate, HBM/L2 traffic and busy time.
 #include <nlohmann/json.hpp>
 
 #include "core/op_library.h"
@@ -16,26 +16,11 @@ namespace pto::measure {
 
 namespace {
 
-nlohmann::json pipe_utilisation(const sim::SimResult& r) {
-  nlohmann::json by_core = nlohmann::json::object();
-  for (const auto& [core, pipes] : r.pipe_utilisation) {
-    nlohmann::json per_pipe = nlohmann::json::object();
-    for (int p = 0; p < kNumPipes; ++p) per_pipe[pipe_name(static_cast<Pipe>(p))] = pipes[p];
-    by_core[core_type_name(core)] = per_pipe;
-  }
-  return by_core;
-}
-
+// The simulator's own report (SimResult::to_json), marked simulated.
 std::string sim_detail(const sim::SimResult& r) {
-  return nlohmann::json{{"simulated", true},
-                        {"cycles", r.cycles},
-                        {"bound", r.bound},
-                        {"bound_utilisation", r.bound_utilisation},
-                        {"pipe_utilisation", pipe_utilisation(r)},
-                        {"l2_hit_rate", r.l2_hit_rate},
-                        {"hbm_utilisation", r.hbm_utilisation},
-                        {"l2_utilisation", r.l2_utilisation}}
-      .dump();
+  nlohmann::json detail = r.to_json();
+  detail["simulated"] = true;
+  return detail.dump();
 }
 
 class SimRunner : public Runner {
