@@ -105,6 +105,7 @@ class KernelCounter {
     for (const GmAccess& a : body.loads) {
       const double bytes = static_cast<double>(count * gm_bytes(body, a, ext));
       out_.gm_read_bytes += bytes;
+      add_read(a.tensor, bytes);
       if (a.tensor == workspace_tensor) out_.workspace_bytes += bytes;
     }
     for (const GmAccess& a : body.stores) out_.gm_write_bytes += static_cast<double>(count * gm_bytes(body, a, ext));
@@ -133,6 +134,8 @@ class KernelCounter {
     out_.tmatmuls += count * j;
     out_.fractals += count * fractal_pieces(m, ct.mL0, f.m) * fractal_pieces(n, ct.nL0, f.n) * fk;
     out_.gm_read_bytes += c * static_cast<double>((m + n) * k * in);
+    add_read(s.a, c * static_cast<double>(m * k * in));
+    add_read(s.b, c * static_cast<double>(n * k * in));
     out_.l1_to_l0a_bytes += c * static_cast<double>(ni * m * k * in);
     out_.l1_to_l0b_bytes += c * static_cast<double>(mi * n * k * in);
     out_.gm_write_bytes += c * static_cast<double>(m * n * out);
@@ -140,6 +143,15 @@ class KernelCounter {
   }
 
  private:
+  void add_read(int tensor, double bytes) {
+    for (TensorRead& r : out_.reads)
+      if (r.tensor == tensor) {
+        r.bytes += bytes;
+        return;
+      }
+    out_.reads.push_back({tensor, bytes, 0, false});
+  }
+
   int64_t gm_bytes(const VectorBody& body, const GmAccess& a, const Shape& ext) const {
     return spanned_elements(a.mask, ext) * dtype_size(body.values[a.value].dtype);
   }
@@ -234,6 +246,9 @@ void summarise_cube(const passes::Partition& p, const TiledKernel& k, KernelCoun
   out.useful_flops = 2.0 * static_cast<double>(ct.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
                      static_cast<double>(s.k);
   out.aic_tasks = ct.batch * ct.m.count * ct.n.count * ct.chunks;
+  out.cube_a = s.a;
+  out.cube_b = s.b;
+  out.cube_out = s.c;
 
   const ExtentClasses ms = classes_of(ct.m), ns = classes_of(ct.n);
   ExtentClasses ks;
@@ -264,6 +279,44 @@ void summarise_cube(const passes::Partition& p, const TiledKernel& k, KernelCoun
           counter.vector_tasks(*k.body, ext, count, s.c);
         }
     }
+}
+
+int storage_owner(const passes::Partition& p, int tensor) {
+  while (p.tensors[tensor].alias_of >= 0) tensor = p.tensors[tensor].alias_of;
+  return tensor;
+}
+
+double tensor_bytes(const passes::Partition& p, int tensor) {
+  const GmTensor& t = p.tensors[tensor];
+  return static_cast<double>(num_elements(t.shape) * dtype_size(t.dtype));
+}
+
+// Which reads an LRU L2 still holds from an earlier kernel, at kernel granularity: a
+// tensor last touched by kernel j is resident in kernel i when the distinct bytes touched
+// by the kernels in between, plus its own, fit in L2.
+void summarise_l2_reuse(const passes::Partition& p, const passes::TilePlan& plan, int64_t l2_bytes,
+                        TilingSummary& out) {
+  std::vector<int> last_touch(p.tensors.size(), -1);
+  std::vector<double> touched_before(out.kernels.size() + 1, 0.0);  // prefix sums of touched_bytes
+  for (size_t i = 0; i < out.kernels.size(); ++i) {
+    KernelSummary& ks = out.kernels[i];
+    const passes::TiledKernel& k = plan.kernels[i];
+    double written = 0;
+    for (const GmAccess& a : k.body->stores) written += tensor_bytes(p, a.tensor);
+    if (ks.uses_cube) written += tensor_bytes(p, ks.cube_out);
+    ks.touched_bytes = std::min(written, ks.gm_write_bytes);
+    for (TensorRead& r : ks.reads) {
+      r.distinct_bytes = std::min(r.bytes, tensor_bytes(p, r.tensor));
+      ks.touched_bytes += r.distinct_bytes;
+      const int j = last_touch[storage_owner(p, r.tensor)];
+      r.l2_resident = j >= 0 && touched_before[i] - touched_before[j + 1] + r.distinct_bytes <=
+                                    static_cast<double>(l2_bytes);
+    }
+    touched_before[i + 1] = touched_before[i] + ks.touched_bytes;
+    for (const TensorRead& r : ks.reads) last_touch[storage_owner(p, r.tensor)] = static_cast<int>(i);
+    for (const GmAccess& a : k.body->stores) last_touch[storage_owner(p, a.tensor)] = static_cast<int>(i);
+    if (ks.uses_cube) last_touch[storage_owner(p, ks.cube_out)] = static_cast<int>(i);
+  }
 }
 
 }  // namespace
@@ -313,6 +366,7 @@ struct Analyzer::Impl {
         summarise_vector(k, counter, ks);
       }
     }
+    summarise_l2_reuse(*p, plan, target.l2_bytes, out);
     return out;
   }
 };

@@ -2,6 +2,7 @@
 //
 // Feasibility (every violated capacity/alignment rule, with its numbers) and, per fused
 // kernel, tile counts and tails, task counts per core type, bytes per memory level,
+// the GM tensors it reads (re-reads and L2 residency, for the cost model's L2 reuse),
 // Cube fractal work and vector work — all without generating instructions. The cost
 // model scores candidates from this summary, so it must be fast (an Analyzer is built
 // once per graph and then called per config) and it must agree with what the full
@@ -40,6 +41,17 @@ struct VectorWork {
   int64_t elements = 0;
 };
 
+// One GM tensor a kernel reads, for the cost model's L2 reuse: how much is re-read, and
+// whether it is still in L2 from an earlier kernel.
+struct TensorRead {
+  int tensor = -1;              // the partition's GM tensor id (a view: the view's id)
+  double bytes = 0;             // read over all tasks
+  double distinct_bytes = 0;    // of the tensor, read at least once
+  // An earlier kernel wrote or read it, and the distinct bytes the kernels since touched
+  // (its own included) fit in L2: an LRU L2 still holds it, so even its first read hits.
+  bool l2_resident = false;
+};
+
 struct KernelSummary {
   int kernel = -1;
   std::vector<NodeId> nodes;
@@ -70,6 +82,12 @@ struct KernelSummary {
   // holds its pipe for a GM latency, so the cost model charges them per instruction.
   int64_t aic_gm_loads = 0, aic_gm_stores = 0;
   int64_t aiv_gm_loads = 0, aiv_gm_stores = 0;
+
+  // L2 reuse: every GM tensor read, once; the Cube operands' ids (-1 in vector kernels);
+  // distinct bytes read and written (the kernel's footprint in L2).
+  std::vector<TensorRead> reads;
+  int cube_a = -1, cube_b = -1, cube_out = -1;
+  double touched_bytes = 0;
 
   std::vector<VectorWork> vector_work;
   std::map<MemLevel, int64_t> footprint;  // peak bytes per local level, one task

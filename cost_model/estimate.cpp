@@ -18,11 +18,21 @@
 //
 //   Per kernel, per core type (AIC: Cube kernels; AIV: vector kernels and the epilogue
 //   of a fused Cube kernel), pipe work summed over the tasks:
-//     MTE2  hbm · miss_bytes / gm_read_bpc  +  l2 · hit_bytes / l2_read_bpc  +  latency · loads · gm_read_latency
-//           Cube operand loads hit L2 at the PyPTO guide's ratio for the tiles in flight
-//           in one wave, mDim×nDim (l2_group, else row-major order over the core count):
-//             hit = 1 − (mL1/nDim + nL1/mDim) / (mL1 + nL1)
-//           the fused Cube→vector workspace always hits; vector-kernel loads never do.
+//     MTE2  hbm · cold_bytes / gm_read_bpc  +  l2 · hit_bytes / l2_read_bpc  +  latency · loads · gm_read_latency
+//           L2 reuse from first touches and re-reads of each GM tensor the kernel reads
+//           (the summary's `reads`): a tensor an earlier kernel left in L2 (it fits,
+//           with what was touched since) always hits. Otherwise:
+//           Cube operands, for the busiest core: its first-wave tile is cold (all cores
+//             start together on cold panels and wait on the same HBM fill); a later tile
+//             is cold in the waves that reach panels no earlier wave touched (their count:
+//             the panels left after the first wave, as many per wave as the first wave
+//             touched); other re-reads hit while the kernel's footprint fits in L2, else
+//             the later waves hit at the PyPTO guide's steady-state ratio for the tiles
+//             in flight in one wave, mDim×nDim (l2_group, else row-major order):
+//               hit = 1 − (mL1/nDim + nL1/mDim) / (mL1 + nL1)
+//           Other reads (vector kernels, epilogue operands): the first wave's cores wait
+//             on the first fill (min(cores, re-reads) × distinct bytes), the rest hit;
+//           the fused Cube→vector workspace always hits.
 //     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc)
 //     M     (cube + spill · overflow) · fractals · cycles per fractal
 //           (1 on the NPU; 2·m·k·n / cpu_flops_per_cycle on the host)
@@ -41,10 +51,13 @@
 //   Kernel: split cores (910B) run AIC and AIV concurrently, as a two-stage pipeline over
 //   the AIC waves; a single pool (host) adds them. Then the shared-bandwidth roofline:
 //     T_kernel = max(T_cores, hbm · HBM bytes / HBM bandwidth, l2 · GM traffic / L2 bandwidth)
-//   HBM bytes: reads that miss L2, and writes beyond what the write-back L2 absorbs (its
-//   capacity); the fused workspace stays in L2.
+//   HBM bytes: each tensor's first touch (its distinct bytes; a Cube operand of a kernel
+//   that overflows L2: the first wave plus the steady-state misses), nothing for a tensor
+//   left in L2, and writes beyond what the write-back L2 absorbs (its capacity); the fused
+//   workspace stays in L2.
 //   Program:  T = Σ_kernels (launch + T_kernel)  — an unfused partition pays one more launch
-//   and its intermediates' HBM round trip; a fused one keeps them on chip.
+//   and its intermediates' round trip (through L2 while they fit, else HBM); a fused one
+//   keeps them on chip.
 //   Host targets (soft capacities): overflow = Σ_levels max(0, 1 − capacity / footprint) over
 //   L1/L0A/L0B/L0C (Cube) or UB (vector): the spilled fraction slows the compute pipe.
 //
@@ -80,8 +93,9 @@ enum Part {
 // Where a kernel's GM bytes go.
 struct Traffic {
   double workspace_half = 0;  // fused workspace: written by the AIC, read back by the AIV
-  double operand_bytes = 0;   // Cube operand loads (0 in vector kernels)
-  double hit = 0;             // L2 hit ratio of the operand loads
+  double operand_bytes = 0;   // GM loads other than the fused workspace
+  double cold_bytes = 0;      // of those, loads that wait on an HBM fill
+  double hit = 0;             // L2 hit ratio of the operand loads: 1 - cold / operand
   double hbm_bytes = 0;       // through HBM: read misses, writes the L2 cannot absorb
   double l2_bytes = 0;        // through L2: all GM traffic, split-K read-backs included
 };
@@ -222,8 +236,9 @@ struct CostModel::Impl {
     return sum;
   }
 
-  // The PyPTO guide's L2 hit ratio of Cube operand loads for the tiles of one wave.
-  double l2_hit_ratio(const KernelSummary& k, const TileConfig& config) const {
+  // The PyPTO guide's steady-state L2 hit ratio of Cube operand loads: the tiles of one
+  // wave share their panels, nothing is reused across waves.
+  double steady_state_hit_ratio(const KernelSummary& k, const TileConfig& config) const {
     const size_t r = k.tile.size();
     if (!k.uses_cube || r < 2) return 0;
     const double mL1 = k.tile[r - 2], nL1 = k.tile[r - 1];
@@ -233,19 +248,105 @@ struct CostModel::Impl {
       height = std::min(config.l2_group->first, m_tiles);
       width = std::min(config.l2_group->second, n_tiles);
     }
-    const int64_t in_flight = std::min<int64_t>(
-        num_elements(k.tile_counts), std::max<int64_t>(1, target.aic_cores / std::max<int64_t>(k.split_k, 1)));
+    const int64_t in_flight = tiles_in_flight(k);
     const double n_dim = std::min(in_flight, width);
     const double m_dim = std::min(height, ceil_div(in_flight, static_cast<int64_t>(n_dim)));
     return 1.0 - (mL1 / n_dim + nL1 / m_dim) / (mL1 + nL1);
   }
 
+  // Output tiles the AIC cores work on at once (split-K: each tile's chunks side by side).
+  int64_t tiles_in_flight(const KernelSummary& k) const {
+    return std::min<int64_t>(num_elements(k.tile_counts),
+                             std::max<int64_t>(1, target.aic_cores / std::max<int64_t>(k.split_k, 1)));
+  }
+
+  // Rows and columns of one batch entry's tile grid that the first wave of tiles covers,
+  // in dispatch order (row-major, or groups of l2_group rows x columns).
+  std::pair<int64_t, int64_t> first_wave_extent(const KernelSummary& k, const TileConfig& config) const {
+    const size_t r = k.tile.size();
+    const int64_t m_tiles = k.tile_counts[r - 2], n_tiles = k.tile_counts[r - 1];
+    const int64_t wave = tiles_in_flight(k);
+    if (wave >= m_tiles * n_tiles) return {m_tiles, n_tiles};
+    int64_t h = 1, w = n_tiles;
+    if (config.l2_group) {
+      h = std::min(config.l2_group->first, m_tiles);
+      w = std::min(config.l2_group->second, n_tiles);
+    }
+    // Full bands of h rows, then full groups of h x w tiles, then rows of a partial group.
+    const int64_t band = h * n_tiles, group = h * w;
+    const int64_t bands = wave / band, groups = wave % band / group, rest = wave % band % group;
+    if (bands > 0) {
+      const int64_t partial_rows = groups > 0 ? h : std::min(h, ceil_div(rest, w));
+      return {std::min(m_tiles, bands * h + partial_rows), n_tiles};
+    }
+    if (groups > 0) return {h, std::min(n_tiles, groups * w + std::min(w, rest))};
+    return {ceil_div(rest, w), std::min(w, rest)};
+  }
+
+  // Loads of one Cube operand that wait on an HBM fill, and its HBM bytes, for the busiest
+  // core (the one the kernel waits for). The first wave starts cold: its cores wait on the
+  // fills of the panels they share. A later wave that reaches a panel no earlier wave
+  // touched waits on that fill too; the other re-reads hit while the kernel's footprint
+  // fits in L2 (else the guide's steady state holds for the later waves). `cold` is the
+  // busiest core's loads scaled back to all tiles, as the rest of the model counts work.
+  struct ColdReads {
+    double cold = 0;  // loads at the HBM fill rate (a core's own fetch or a shared one)
+    double hbm = 0;   // bytes fetched from HBM
+  };
+  ColdReads cube_operand_cold(const KernelSummary& k, const TensorRead& read, bool is_a,
+                              const TileConfig& config) const {
+    if (read.l2_resident) return {};
+    const size_t r = k.tile.size();
+    const int64_t m_tiles = k.tile_counts[r - 2], n_tiles = k.tile_counts[r - 1];
+    const int64_t grid = m_tiles * n_tiles;
+    const int64_t tiles = num_elements(k.tile_counts), batch = tiles / grid;
+    const double per_tile = read.bytes / static_cast<double>(tiles);
+    const int64_t wave = tiles_in_flight(k), waves = ceil_div(tiles, wave);
+    const double first_wave = static_cast<double>(wave) * per_tile;
+    double cold_later_waves = 0;
+    ColdReads out;
+    if (k.touched_bytes <= static_cast<double>(target.l2_bytes)) {
+      const auto [rows, cols] = first_wave_extent(k, config);
+      const int64_t panels = batch * (is_a ? m_tiles : n_tiles);
+      const int64_t first_panels = std::min(batch, ceil_div(wave, grid)) * (is_a ? rows : cols);
+      cold_later_waves = static_cast<double>(std::min(waves - 1, ceil_div(panels - first_panels, first_panels)));
+      out.hbm = read.distinct_bytes;
+    } else {
+      const double miss = 1 - steady_state_hit_ratio(k, config);
+      cold_later_waves = static_cast<double>(waves - 1) * miss;
+      out.hbm = first_wave + (read.bytes - first_wave) * miss;
+    }
+    const double busiest = per_tile * (1 + cold_later_waves);
+    out.cold = std::min(read.bytes, busiest * static_cast<double>(tiles) / static_cast<double>(waves));
+    return out;
+  }
+
+  // A vector operand: its first read comes from HBM unless an earlier kernel left it in
+  // L2; the cores of the first wave that re-read it (broadcast rows) wait on that fill;
+  // later re-reads hit.
+  static ColdReads vector_operand_cold(const TensorRead& read, int64_t cores) {
+    if (read.l2_resident || read.distinct_bytes <= 0) return {};
+    const double rereads = read.bytes / read.distinct_bytes;
+    return {std::min(read.bytes, read.distinct_bytes * std::min<double>(cores, rereads)),
+            read.distinct_bytes};
+  }
+
   Traffic traffic(const KernelSummary& k, const TileConfig& config) const {
     Traffic r;
     r.workspace_half = k.workspace_bytes / 2;
-    r.operand_bytes = k.uses_cube ? std::max(0.0, k.gm_read_bytes - r.workspace_half) : 0;
-    r.hit = l2_hit_ratio(k, config);
-    const double hbm_read = k.uses_cube ? r.operand_bytes * (1 - r.hit) : k.gm_read_bytes;
+    r.operand_bytes = std::max(0.0, k.gm_read_bytes - r.workspace_half);
+    const int64_t cores = k.uses_cube ? target.aic_cores : (target.split_cores ? target.aiv_cores : target.aic_cores);
+    double cold = 0, hbm_read = 0;
+    for (const TensorRead& read : k.reads) {
+      if (k.uses_cube && read.tensor == k.cube_out) continue;  // the fused workspace stays in L2
+      const bool operand = k.uses_cube && (read.tensor == k.cube_a || read.tensor == k.cube_b);
+      const ColdReads c = operand ? cube_operand_cold(k, read, read.tensor == k.cube_a, config)
+                                  : vector_operand_cold(read, cores);
+      cold += c.cold;
+      hbm_read += c.hbm;
+    }
+    r.cold_bytes = std::min(cold, r.operand_bytes);
+    r.hit = r.operand_bytes > 0 ? 1.0 - r.cold_bytes / r.operand_bytes : 0;
     const double hbm_write =
         std::max(0.0, k.gm_write_bytes - r.workspace_half - static_cast<double>(target.l2_bytes));
     r.hbm_bytes = hbm_read + hbm_write;
@@ -263,8 +364,10 @@ struct CostModel::Impl {
                          TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
     aiv.parts[kReadLatency] = TimeTerms::term(c, Coef::Latency, k.aiv_gm_loads * t.gm_read_latency);
     aiv.parts[kWriteLatency] = TimeTerms::term(c, Coef::Latency, k.aiv_gm_stores * t.gm_write_latency);
+    const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
     if (!k.uses_cube) {
-      aiv.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, k.gm_read_bytes / t.gm_read_bpc);
+      aiv.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
+      aiv.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
       aiv.parts[kMte3] = TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / t.ub_to_gm_bpc);
       return;
     }
@@ -273,12 +376,11 @@ struct CostModel::Impl {
       aiv.parts[kMte3] = TimeTerms::term(
           c, Coef::OnChip, std::max(0.0, k.gm_write_bytes - traffic.workspace_half) / t.ub_to_gm_bpc);
     }
-    const double operand_bytes = traffic.operand_bytes, hit = traffic.hit;
     const double cube_cycles = k.fractals * kernel_cycles_per_fractal(k);
     aic.tasks = k.aic_tasks;
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
-    aic.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, operand_bytes * (1 - hit) / t.gm_read_bpc);
-    aic.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, operand_bytes * hit / t.l2_read_bpc);
+    aic.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
+    aic.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
     aic.parts[kReadLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
     aic.parts[kWriteLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
     aic.parts[kMte1] = TimeTerms::term(

@@ -61,7 +61,7 @@ struct KernelEstimate {
   int64_t waves = 0;           // of the kernel's main core type (AIC for cube kernels)
   double idle_fraction = 0;    // core-time of those waves left idle (tail wave, few tiles)
   int64_t split_k = 1;
-  double l2_hit_ratio = 0;     // of the Cube operand loads
+  double l2_hit_ratio = 0;     // of the GM loads other than a fused workspace, busiest core
   double mte2_bytes = 0;       // GM -> L1/UB
   double hbm_bytes = 0;        // reads that miss L2, writes the L2 cannot absorb
   double time_ns = 0;          // its launch included

@@ -1,6 +1,7 @@
 // Dependency-counting dispatch: one ready queue under a mutex, threads from OpenMP.
 #include "core/runtime/scheduler.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -101,6 +102,9 @@ void TaskScheduler::finish_task(State& s, int task) const {
 
 void TaskScheduler::run(int threads, const std::function<void(int, int)>& run_task) const {
   State s = fresh_state();
+  // No more threads than tasks: an idle team member only adds a barrier to wait at,
+  // which costs a scheduler tick whenever another process preempts it.
+  threads = std::min(threads, task_count_);
   if (threads <= 1) {
     while (!s.ready.empty()) {
       const int t = s.ready.front();

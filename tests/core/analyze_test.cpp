@@ -28,6 +28,8 @@ struct Measured {
   double gm_read = 0, gm_write = 0, l0a = 0, l0b = 0, l0c_out = 0, workspace = 0;
   std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> vector;  // instrs, repeats, elems
   std::map<MemLevel, int64_t> footprint;
+  std::map<int, double> read_by_tensor;  // TLOAD bytes per GM tensor
+  std::map<int, double> tensor_bytes;    // each tensor's size
 };
 
 const LocalBuffer& buffer_of(const BlockProgram& b, const Operand& o) {
@@ -56,6 +58,10 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
           ++(task.core == CoreType::AIC ? m.aic_gm_loads : m.aiv_gm_loads);
           const double bytes = local_bytes(in.dst);
           m.gm_read += bytes;
+          const int tensor = task.bindings[in.src[0].id].tensor;
+          m.read_by_tensor[tensor] += bytes;
+          m.tensor_bytes[tensor] =
+              static_cast<double>(num_elements(p.tensors[tensor].shape) * dtype_size(p.tensors[tensor].dtype));
           if (has_epilogue && task.bindings[in.src[0].id].tensor == workspace_tensor) m.workspace += bytes;
           break;
         }
@@ -128,6 +134,21 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
   std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> summarised;
   for (const VectorWork& w : s.vector_work) summarised[{w.op, w.reduce, w.dtype}] = {w.instrs, w.repeats, w.elements};
   EXPECT_EQ(summarised, m.vector);
+  // Each tensor read once in `reads`, with the bytes the program loads from it; its
+  // distinct bytes no more than that nor than the tensor.
+  std::map<int, double> read_by_tensor;
+  for (const TensorRead& r : s.reads) {
+    EXPECT_EQ(read_by_tensor.count(r.tensor), 0u) << "tensor " << r.tensor << " listed twice";
+    read_by_tensor[r.tensor] = r.bytes;
+    EXPECT_GT(r.distinct_bytes, 0);
+    EXPECT_LE(r.distinct_bytes, r.bytes);
+    if (m.tensor_bytes.count(r.tensor)) {
+      EXPECT_LE(r.distinct_bytes, m.tensor_bytes.at(r.tensor));
+    }
+  }
+  EXPECT_EQ(read_by_tensor.size(), m.read_by_tensor.size());
+  for (const auto& [tensor, bytes] : m.read_by_tensor) EXPECT_DOUBLE_EQ(read_by_tensor[tensor], bytes) << "tensor " << tensor;
+  EXPECT_GE(s.touched_bytes, 0);
 }
 
 // ---- Random workloads and configs -------------------------------------------------------
@@ -298,6 +319,49 @@ TEST(Analyze, MatmulTotalsFollowTheGuideFormula) {
   EXPECT_EQ(k.k_steps, 2);
   EXPECT_EQ(k.tile_counts, (Shape{2, 4}));
   EXPECT_EQ(k.tail, (Shape{128, 256}));
+}
+
+TEST(Analyze, ReadsSplitFirstTouchesFromReReads) {
+  // Matmul: each operand is read N/nL1 resp. M/mL1 times over, its distinct bytes once.
+  const Target t = load_target("ascend910b1");
+  const TensorGraph g = build_graph({"matmul", {256, 512, 1024}, DType::F16, {}});
+  const TilingSummary s =
+      analyze(g, TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})"), t);
+  ASSERT_TRUE(s.feasible);
+  const KernelSummary& k = s.kernels.at(0);
+  ASSERT_EQ(k.reads.size(), 2u);
+  for (const TensorRead& r : k.reads) {
+    const bool a = r.tensor == k.cube_a;
+    EXPECT_TRUE(a || r.tensor == k.cube_b);
+    EXPECT_DOUBLE_EQ(r.distinct_bytes, a ? 256.0 * 512 * 2 : 512.0 * 1024 * 2);
+    EXPECT_DOUBLE_EQ(r.bytes, r.distinct_bytes * (a ? 1024 / 256 : 256 / 128));
+    EXPECT_FALSE(r.l2_resident);  // graph inputs start in HBM
+  }
+  EXPECT_DOUBLE_EQ(k.touched_bytes, 256.0 * 512 * 2 + 512.0 * 1024 * 2 + 256.0 * 1024 * 2);  // A, B, C (fp16)
+}
+
+TEST(Analyze, AnUnfusedIntermediateIsL2ResidentOnlyWhileItFits) {
+  const Workload w{"gelu", {512, 1024}, DType::F32, {}};
+  const TensorGraph g = build_graph(w);
+  TileConfig unfused;
+  unfused.vec = Shape{8, 1024};
+  unfused.fusion.emplace();
+  for (NodeId id : g.compute_nodes()) unfused.fusion->push_back({id});
+  for (const int64_t l2 : {int64_t{192} << 20, int64_t{1} << 20}) {
+    Target t = load_target("ascend910b1");
+    t.l2_bytes = l2;  // the 2 MiB intermediates fit, or not
+    const TilingSummary s = analyze(g, unfused, t);
+    ASSERT_TRUE(s.feasible) << format_violations(s.violations);
+    ASSERT_GT(s.kernels.size(), 1u);
+    for (const TensorRead& r : s.kernels[0].reads) EXPECT_FALSE(r.l2_resident);
+    // Every later kernel reads its producer's output, which is resident iff it fits.
+    for (size_t i = 1; i < s.kernels.size(); ++i) {
+      const auto& reads = s.kernels[i].reads;
+      const bool any_resident =
+          std::any_of(reads.begin(), reads.end(), [](const TensorRead& r) { return r.l2_resident; });
+      EXPECT_EQ(any_resident, l2 > (4 << 20)) << "kernel " << i << ", L2 " << l2;
+    }
+  }
 }
 
 TEST(Analyze, InfeasibleConfigListsViolationsAndNoKernels) {

@@ -176,13 +176,22 @@ TEST(CostModel, AnUnfusedPartitionPaysTheRoundTripAndTheLaunches) {
   ASSERT_TRUE(a.feasible) << format_violations(a.violations);
   ASSERT_TRUE(b.feasible) << format_violations(b.violations);
   EXPECT_LT(a.kernels.size(), b.kernels.size());
-  EXPECT_LT(a.hbm_bytes, b.hbm_bytes);
+  // The 2 MiB intermediates stay in the 192 MB L2: no HBM round trip, but L2 traffic,
+  // launches and a barrier per kernel.
+  EXPECT_DOUBLE_EQ(a.hbm_bytes, b.hbm_bytes);
   EXPECT_LT(a.breakdown.launch, b.breakdown.launch);
   EXPECT_LT(a.predicted_ns, b.predicted_ns);
+  // In an L2 too small to hold them, the round trip goes through HBM.
+  t.l2_bytes = 1 << 20;
+  const CostModel small_l2(g, t);
+  const Estimate c = small_l2.estimate(fused), d = small_l2.estimate(unfused);
+  EXPECT_LT(c.hbm_bytes, d.hbm_bytes);
+  EXPECT_LT(c.predicted_ns, d.predicted_ns);
 }
 
 TEST(CostModel, FusingAMatmulEpilogueKeepsItsIntermediateOnChip) {
-  const Target t = load_target("ascend910b1");
+  Target t = load_target("ascend910b1");
+  t.l2_bytes = 256 << 10;  // unfused, the 1 MiB intermediates leave L2 before they are read
   Workload w = matmul_workload(512, 256, 512);
   w.op = "matmul_bias_gelu";
   const TensorGraph g = build_graph(w);
@@ -198,6 +207,48 @@ TEST(CostModel, FusingAMatmulEpilogueKeepsItsIntermediateOnChip) {
   EXPECT_LT(a.kernels.size(), b.kernels.size());
   EXPECT_LT(a.hbm_bytes, b.hbm_bytes);
   EXPECT_LT(a.predicted_ns, b.predicted_ns);
+}
+
+TEST(CostModel, BroadcastRowsEveryTileReReadsHitL2) {
+  // Layernorm over 4096 x 1024 fp16 in row tiles: gamma and beta (2 KB each) are loaded
+  // by every task, but only their first loads go to HBM; after the first wave (48 AIV
+  // cores waiting on the same fill) they hit.
+  const Target t = load_target("ascend910b1");
+  const Workload w = test::row_workload("layernorm", 4096, 1024, DType::F16);
+  const CostModel model(build_graph(w), t);
+  for (const int64_t rows : {1, 4, 16}) {
+    TileConfig c;
+    c.vec = Shape{rows, 1024};
+    const TilingSummary s = model.analyze(c);
+    ASSERT_TRUE(s.feasible) << format_violations(s.violations);
+    ASSERT_EQ(s.kernels.size(), 1u);
+    double distinct = 0;
+    for (const TensorRead& r : s.kernels[0].reads) distinct += r.distinct_bytes;
+    EXPECT_DOUBLE_EQ(distinct, (4096.0 * 1024 + 2 * 1024) * 2);
+    EXPECT_GT(s.kernels[0].gm_read_bytes, distinct);  // the re-reads of gamma and beta
+    const Estimate e = model.estimate(s, c);
+    EXPECT_DOUBLE_EQ(e.hbm_bytes, distinct + std::max(0.0, s.kernels[0].gm_write_bytes - t.l2_bytes));
+    EXPECT_GT(e.kernels.at(0).l2_hit_ratio, 0) << rows << " rows";
+    EXPECT_GT(e.breakdown.mte2_l2, 0);
+  }
+}
+
+TEST(CostModel, FewWaveMatmulHitsL2LessThanTheSteadyStateAndManyWavesApproachIt) {
+  const Target t = load_target("ascend910b1");  // 24 AIC cores
+  // One wave: 16 x 2 = 32 tiles of [64, 512] on 24 cores (two waves), row-major; the
+  // guide's steady state for a wave of 12 x 2 tiles would hit 1 - (64/2 + 512/12) / 576.
+  const TileConfig c = TileConfig::parse(R"({"cube":{"m":[64,64],"k":[64,1024,64],"n":[256,512]},"nbuffer":2})");
+  const double steady = 1 - (64.0 / 2 + 512.0 / 12) / (64 + 512);
+  const Estimate few = CostModel(build_graph(matmul_workload(1024, 1024, 1024)), t).estimate(c);
+  ASSERT_TRUE(few.feasible) << format_violations(few.violations);
+  EXPECT_EQ(few.kernels.at(0).waves, 2);
+  EXPECT_LT(few.kernels.at(0).l2_hit_ratio, steady - 0.3);
+  // 64 x 2 tiles over 6 waves: the cold first wave weighs less, later waves re-read the
+  // panels the first touched (both operands fit in L2).
+  const Estimate many = CostModel(build_graph(matmul_workload(4096, 1024, 1024)), t).estimate(c);
+  ASSERT_TRUE(many.feasible);
+  EXPECT_GT(many.kernels.at(0).l2_hit_ratio, few.kernels.at(0).l2_hit_ratio);
+  EXPECT_GT(many.kernels.at(0).l2_hit_ratio, steady - 0.2);
 }
 
 TEST(CostModel, ScoreAgreesWithEstimateOnFeasibleAndInfeasibleConfigs) {
