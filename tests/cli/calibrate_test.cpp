@@ -11,6 +11,7 @@
 #include "core/target.h"
 #include "cost_model/coefficients.h"
 #include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
@@ -21,19 +22,7 @@ namespace fs = std::filesystem;
 
 const std::string kSmallMatmul = "calibrate --op matmul --shapes 128,64,256 --target ascend910b1 --backend sim ";
 
-// A fresh folder, removed at the end of the test.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing_support::TempDir;
 
 json run_json(const std::string& args) {
   const Result r = pto_tune(args);

@@ -13,6 +13,7 @@
 #include "core/op_library.h"
 #include "core/target.h"
 #include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
@@ -133,19 +134,17 @@ TEST(Cli, CompileOfAnInfeasibleConfigIsAnErrorListingTheRule) {
 }
 
 TEST(Cli, CompileReadsConfigsAndTargetsFromFiles) {
-  const auto dir = std::filesystem::temp_directory_path() / ("pto_cli_files_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const testing_support::TempDir dir("cli_files");
   json target = load_target("ascend910b1").to_json();
   target["name"] = "half910";
   target["aic_cores"] = 12;
-  std::ofstream(dir / "half910.json") << target.dump(2);
-  std::ofstream(dir / "cfg.json") << R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64]}})";
-  const Result r = pto_tune("compile --op matmul --shapes 128,128,128 --target " + (dir / "half910.json").string() +
-                            " --config @" + (dir / "cfg.json").string() + " --emit tensor");
+  const std::string target_file = dir.write("half910.json", target.dump(2));
+  const std::string config_file = dir.write("cfg.json", R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64]}})");
+  const Result r = pto_tune("compile --op matmul --shapes 128,128,128 --target " + target_file + " --config @" +
+                            config_file + " --emit tensor");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("on half910"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("m":[64,64])"), std::string::npos) << r.out;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, RunVerifiesEveryOpAtRandomRaggedShapes) {
@@ -153,7 +152,8 @@ TEST(Cli, RunVerifiesEveryOpAtRandomRaggedShapes) {
   for (const OpDef& op : op_library()) {
     std::string shapes;
     for (size_t i = 0; i < op.dims.size(); ++i) {
-      shapes += (i ? "," : "") + std::to_string(std::uniform_int_distribution<int>(1, 40)(rng));
+      if (i) shapes += ",";
+      shapes += std::to_string(std::uniform_int_distribution<int>(1, 40)(rng));
     }
     const std::string args = "run --op " + op.name + " --shapes " + shapes + " --repeats 2 --json";
     const Result r = pto_tune(args);

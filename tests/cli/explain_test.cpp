@@ -10,6 +10,7 @@
 #include "core/target.h"
 #include "cost_model/coefficients.h"
 #include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
@@ -69,8 +70,7 @@ TEST(Explain, TextFormSaysItIsAPredictionAndWhatBoundsIt) {
 }
 
 TEST(Explain, UsesCalibratedCoefficientsWhenGiven) {
-  const auto dir = std::filesystem::temp_directory_path() / ("pto_explain_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const testing_support::TempDir dir("explain");
   const Target target = load_target("ascend910b1");
   Coefficients slow = Coefficients::defaults(target);
   slow[Coef::Cube] *= 3;  // a Cube three times slower than the datasheet
@@ -80,11 +80,10 @@ TEST(Explain, UsesCalibratedCoefficientsWhenGiven) {
   slow.fingerprint = target.fingerprint();
   slow.backend = "sim";
   slow.samples = 12;
-  slow.save(coefficients_path(dir.string(), target.name, "sim"));
+  slow.save(coefficients_path(dir.str(), target.name, "sim"));
 
   const json plain = explain_json(kMatmul6144 + kUncalibrated);
-  const json calibrated = explain_json(kMatmul6144 + "--calibration " + dir.string());
-  std::filesystem::remove_all(dir);
+  const json calibrated = explain_json(kMatmul6144 + "--calibration " + dir.str());
   EXPECT_NE(calibrated["coefficients"].get<std::string>().find("calibrated on 12"), std::string::npos);
   EXPECT_GT(calibrated["predicted_ns"].get<double>(), 2 * plain["predicted_ns"].get<double>());
 }

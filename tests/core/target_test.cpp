@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/core/error_testing.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
@@ -195,17 +196,8 @@ TEST(Target, FingerprintChangesWithEveryHardwareFieldAndNoDescriptiveOne) {
 
 class TargetFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("pto_target_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto path = dir_ / name;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-  std::filesystem::path dir_;
+  std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
+  testing_support::TempDir dir_{"target_test"};
 };
 
 TEST_F(TargetFile, AUserJsonOverridesTheBuiltinFigures) {
@@ -243,7 +235,7 @@ TEST_F(TargetFile, UnknownNamesListTheKnownOnes) {
 }
 
 TEST_F(TargetFile, UnreadableOrInvalidFilesNameThePath) {
-  const std::string dir = dir_.string();
+  const std::string dir = dir_.str();
   expect_error([&] { load_target(dir); }, ErrorCategory::Io, {dir});
   const std::string broken = write("broken.json", "{\"name\": ");
   expect_error([&] { load_target(broken); }, ErrorCategory::Usage, {broken, "not valid JSON"});
@@ -328,14 +320,14 @@ TEST(HostTarget, DetectionGivesAConsistentCpuTarget) {
 class FakeSysfs : public TargetFile {
  protected:
   void add_cache(int index, int level, const std::string& type, const std::string& size) {
-    const auto d = dir_ / "cache" / ("index" + std::to_string(index));
+    const auto d = dir_.path() / "cache" / ("index" + std::to_string(index));
     std::filesystem::create_directories(d);
     std::ofstream(d / "level") << level << "\n";
     std::ofstream(d / "type") << type << "\n";
     std::ofstream(d / "size") << size << "\n";
   }
   HostSources sources() const {
-    return {(dir_ / "cache").string(), (dir_ / "cpuinfo_max_freq").string(), (dir_ / "cpuinfo").string()};
+    return {(dir_.path() / "cache").string(), (dir_.path() / "cpuinfo_max_freq").string(), (dir_.path() / "cpuinfo").string()};
   }
 };
 

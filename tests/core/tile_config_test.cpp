@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/core/error_testing.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
@@ -159,18 +160,8 @@ TEST(TileConfig, EveryMalformedFieldIsAUsageErrorNamingIt) {
 
 class TileConfigFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pto_tile_config_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto path = dir_ / name;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-  std::filesystem::path dir_;
+  std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
+  testing_support::TempDir dir_{"tile_config_test"};
 };
 
 TEST_F(TileConfigFile, AtPathReadsTheFile) {
@@ -182,9 +173,9 @@ TEST_F(TileConfigFile, AtPathReadsTheFile) {
 }
 
 TEST_F(TileConfigFile, UnreadableFileIsAnIoErrorNamingThePath) {
-  const std::string missing = (dir_ / "missing.json").string();
+  const std::string missing = (dir_.path() / "missing.json").string();
   expect_error([&] { TileConfig::parse_arg("@" + missing); }, ErrorCategory::Io, {missing});
-  const std::string dir = dir_.string();
+  const std::string dir = dir_.str();
   expect_error([&] { TileConfig::parse_arg("@" + dir); }, ErrorCategory::Io, {dir});
 }
 

@@ -13,6 +13,7 @@
 #include "core/op_library.h"
 #include "core/target.h"
 #include "tests/cost_model/random_configs.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
@@ -140,8 +141,8 @@ TEST(Calibrate, SavedCoefficientsPredictWhatWasMeasured) {
   options.backend = "sim";
   options.fit = npu_coefficients();
   const CalibrationReport r = calibrate(bench.sets(), options);
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("pto_calibrate_" + std::to_string(::getpid()))).string();
+  const testing_support::TempDir temp("calibrate");
+  const std::string dir = temp.str();
   r.after.save(coefficients_path(dir, t.name, "sim"));
   const auto loaded = load_calibrated(dir, t, "sim");
   ASSERT_TRUE(loaded.has_value());
@@ -149,7 +150,6 @@ TEST(Calibrate, SavedCoefficientsPredictWhatWasMeasured) {
   for (const Sample& s : bench.samples[0]) {
     EXPECT_NEAR(model.predict_ns(s.config), s.measured_ns, 1e-3 * s.measured_ns);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Calibrate, SkipsInfeasibleConfigsAndNonPositiveTimes) {

@@ -11,16 +11,10 @@
 
 #include "core/error.h"
 #include "core/target.h"
+#include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
-
-std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("pto_cost_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir.string();
-}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -83,7 +77,8 @@ TEST(Coefficients, ParseErrorsNameTheField) {
 }
 
 TEST(Coefficients, SaveLoadAndTheFingerprintGuard) {
-  const std::string dir = temp_dir("save");
+  const testing_support::TempDir temp("cost_save");
+  const std::string dir = temp.str() + "/calibration";  // save() creates it
   const Target t = load_target("ascend910b1");
   EXPECT_FALSE(load_calibrated(dir, t, "sim").has_value());  // no file yet
 
@@ -99,21 +94,18 @@ TEST(Coefficients, SaveLoadAndTheFingerprintGuard) {
   Target changed = t;
   changed.hbm_gbps *= 2;  // another description of the hardware: the fit does not apply
   EXPECT_FALSE(load_calibrated(dir, changed, "sim").has_value());
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Coefficients, CorruptOrMissingFilesNameThePath) {
-  const std::string dir = temp_dir("corrupt");
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/bad.json";
-  std::ofstream(path) << "{\"coefficients\": [";
+  const testing_support::TempDir temp("cost_corrupt");
+  const std::string dir = temp.str();
+  const std::string path = temp.write("bad.json", "{\"coefficients\": [");
   const std::string corrupt = error_of([&] { Coefficients::load(path); });
   EXPECT_NE(corrupt.find("usage"), std::string::npos) << corrupt;
   EXPECT_NE(corrupt.find(path), std::string::npos) << corrupt;
   const std::string missing = error_of([&] { Coefficients::load(dir + "/none.json"); });
   EXPECT_NE(missing.find("io"), std::string::npos) << missing;
   EXPECT_NE(missing.find("none.json"), std::string::npos) << missing;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
