@@ -91,6 +91,23 @@ void RuleCheck::vec_rank(const Shape& given, const Shape& iteration) {
        shape_str(iteration) + " (rank " + num(iteration.size()) + ")", true);
 }
 
+// A value that leaves the kernel but is broadcast along a dim the tiles cut would be
+// stored again, unordered, by every tile along that dim: a race between cores (and
+// wasted writes). Such a value needs its own kernel, or tiles that keep that dim whole.
+void RuleCheck::broadcast_stores(const VectorBody& body, const Shape& vt) {
+  const Shape& it = body.iteration;
+  for (const GmAccess& store : body.stores) {
+    for (int d = 0; d < static_cast<int>(it.size()); ++d) {
+      const bool reduced = std::find(body.reduce_dims.begin(), body.reduce_dims.end(), d) != body.reduce_dims.end();
+      if (spans(store.mask, d) || reduced || vt[d] >= it[d]) continue;
+      fail("broadcast store split", "\"" + body.values[store.value].name + "\" leaves the kernel but is broadcast along dim " +
+           num(d) + " of " + shape_str(it) + ", which the tile " + shape_str(vt) +
+           " cuts: every tile would store it again (give it its own fusion group)", true);
+      break;
+    }
+  }
+}
+
 void RuleCheck::vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout) {
   const Shape& it = body.iteration;
   for (size_t i = 0; i < body.reduce_dims.size(); ++i) {
@@ -101,6 +118,7 @@ void RuleCheck::vector(const TensorGraph& g, const VectorBody& body, const Shape
          " of " + shape_str(it) + " (size " + num(it[d]) + ") but the tile " + shape_str(vt) + " cuts it to " +
          num(vt[d]), true);
   }
+  broadcast_stores(body, vt);
   const int last = static_cast<int>(it.size()) - 1;
   if (last >= 0 && vt[last] < it[last]) {
     for (const VecValue& v : body.values) {

@@ -30,6 +30,7 @@ class RuleCheck {
   void vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout);
 
  private:
+  void broadcast_stores(const VectorBody& body, const Shape& vector_tile);
   void fail(const char* rule, const std::string& detail, bool hard);
   void alignment(const char* rule, const char* name, int64_t v, int64_t align, DType dtype);
 

@@ -26,7 +26,6 @@ constexpr double kLn2 = 0.6931471805599453094;
 constexpr double kLog2e = 1.4426950408889634074;
 constexpr double kTwoOverSqrtPi = 1.1283791670955125739;
 constexpr double kOneOverSqrtPi = 0.5641895835477562869;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // c[0] + c[1] x + ... + c[N-1] x^(N-1), fully unrolled.
 template <size_t N>

@@ -103,6 +103,19 @@ TEST(CompileRules, ReductionAxisSplitIsRejectedEvenOnTheHost) {
                     {"reduction axis split", "amax \"row_max\" reduces dim 1", "(size 1024)", "cuts it to 512"});
 }
 
+// rmsnorm's cast of gamma [C] fused with the [R,C] squares but read by a later kernel:
+// every row tile would store the same gamma_f32 again, racing with the others.
+TEST(CompileRules, BroadcastValueStoredFromCutTilesIsRejectedEvenOnTheHost) {
+  const TensorGraph g = graph_of("rmsnorm|66,2|bf16");
+  const std::string fusion = R"("fusion":[[1],[3,4],[5,6,7,8],[9,10,11]])";
+  for (const Target* t : {&npu(), &host()}) {
+    expect_contains(infeasibility(g, "{" + fusion + R"(,"vec":[4,2]})", *t),
+                    {"broadcast store split", "\"gamma_f32\"", "dim 0 of [66,2]", "[4,2]"});
+    EXPECT_EQ(infeasibility(g, "{" + fusion + R"(,"vec":[66,2]})", *t), "");  // one tile along dim 0: one store
+  }
+  EXPECT_EQ(infeasibility(g, R"({"vec":[4,2]})", host()), "");  // fused whole, gamma_f32 never leaves the kernel
+}
+
 TEST(CompileRules, UbCapacityAndAlignment) {
   const TensorGraph g = graph_of("gelu|512,4096|fp16");
   expect_contains(infeasibility(g, R"({"vec":[256,4096]})", npu()), {"UB capacity", "> UB 196608 B"});
