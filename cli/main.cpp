@@ -13,8 +13,7 @@ const std::vector<Command>& commands() {
       {"ops", "list the operators that can be tuned", run_ops},
       {"targets", "list the built-in hardware targets", run_targets},
       {"compile", "compile one workload and print a stage of the compiler", run_compile},
-      {"run", "compile for this host, run on the CPU, verify against the reference, time it",
-       run_run},
+      {"run", "measure one config: on the CPU, verified and timed (host), or simulated (NPU)", run_run},
       {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
       {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
   };
