@@ -84,6 +84,7 @@ Shape parse_shape_list(const std::string& text) {
   Shape shape;
   for (const std::string& token : split(text, ",x")) {
     const auto size = parse_int(token);
+    if (token.empty()) usage_error("bad shape '" + text + "': an empty size (separators are ',' and 'x')");
     if (!size || *size <= 0) {
       usage_error("bad shape '" + text + "': '" + token + "' is not a positive integer");
     }

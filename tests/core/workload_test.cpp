@@ -79,14 +79,15 @@ TEST(Workload, BadShapesNameTheToken) {
     const char* token;
   } cases[] = {
       {"", "''"},
-      {"4096,,4096", "'' is not"},
+      {"4096,,4096", "an empty size"},
       {"4096,abc", "'abc' is not a positive integer"},
       {"64,0", "'0' is not a positive integer"},
       {"64,-1", "'-1'"},
       {"1.5", "'1.5'"},
       {"4096 ,4096", "'4096 '"},
       {"99999999999999999999", "'99999999999999999999'"},
-      {"4096,", "'' is not"},
+      {"4096,", "an empty size"},
+      {"64,x,64", "an empty size"},
   };
   for (const auto& c : cases) {
     expect_error([&] { parse_shape_list(c.text); }, ErrorCategory::Usage, {c.token}, c.text);
