@@ -41,12 +41,19 @@
 //     FIX   onchip · L0C-out bytes / min(l0c_to_ub_bpc, l2_write_bpc)  [+ l2 · the read half
 //           of split-K's atomic adds]  +  latency · stores · gm_write_latency
 //     MTE3  onchip · UB→GM bytes / ub_to_gm_bpc  +  latency · stores · gm_write_latency
-//   (each TLOAD/TSTORE holds its pipe for the GM latency, as in PyPTO's cycle model; the
-//   summary counts them per core type)
+//   (Cube: each TLOAD/TSTORE holds its pipe for the GM latency, as in PyPTO's cycle model;
+//   the summary counts them per core type. Vector tasks issue their loads, and their
+//   stores, back to back, each latency hiding behind the transfer before it, as the
+//   simulator's DMA pipes do: one read and one write latency per task.)
 //   The busiest core runs waves = ceil(tasks / cores) tasks, the average task each time:
 //   P_pipe = waves · work_pipe / tasks.
-//   Overlap: nbuffer ≥ 2: busy = max_pipe P + (Σ P − max P) / steps   (fill and drain; steps =
-//            waves · K steps per task, or waves for vector tasks);  nbuffer = 1: busy = Σ P.
+//   Overlap: nbuffer = 1: busy = Σ P (each task loads, computes, stores in turn).
+//     Cube, nbuffer ≥ 2: busy = max_pipe P + (Σ P − max P) / steps   (fill and drain;
+//       steps = waves · K steps per task).
+//     Vector, nbuffer = n ≥ 2: a core holds n tasks, the next one's loads running while the
+//       previous computes; with W = P without the latencies and L = the latencies:
+//       busy = max( max_pipe W + (Σ W − max W) / waves + L / waves,   (busiest pipe, one fill/drain)
+//                   (Σ W + L) / n )                                    (n task chains side by side)
 //   Core time = busy + task · waves + instr · waves · instructions per task.
 //   Kernel: split cores (910B) run AIC and AIV concurrently, as a two-stage pipeline over
 //   the AIC waves; a single pool (host) adds them. Then the shared-bandwidth roofline:
@@ -104,6 +111,7 @@ struct Traffic {
 struct CoreWork {
   int64_t tasks = 0;
   int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps)
+  bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
   std::array<TimeTerms, kNumParts> parts;
 };
 
@@ -125,6 +133,21 @@ TimeTerms overlapped(std::span<const TimeTerms> stages, double steps) {
     slowest = max(slowest, s);
   }
   return slowest + (sum - slowest) * (1.0 / std::max(steps, 1.0));
+}
+
+// `waves` vector tasks on one core that holds `nbuffer` of them at once (n-slot UB
+// buffers): the next task's loads run while the previous one computes, and a GM
+// transfer's latency hides behind the transfer before it on its pipe, so the latency
+// shows once, not per transfer. Two bounds, the larger wins: the busiest pipe plus one
+// fill and drain (the first load's latency, one task's share of the other pipes, the
+// last store's latency); and each task's chain (load latency, loads, compute, store
+// latency, store), of which nbuffer run side by side.
+TimeTerms tasks_in_flight(std::span<const TimeTerms> work, const TimeTerms& latency, double waves,
+                          int nbuffer) {
+  const TimeTerms pipe_bound = overlapped(work, waves) + latency * (1.0 / std::max(waves, 1.0));
+  TimeTerms chain = latency;
+  for (const TimeTerms& w : work) chain += w;
+  return max(pipe_bound, chain * (1.0 / nbuffer));
 }
 
 double overflow_fraction(int64_t footprint, int64_t capacity) {
@@ -360,10 +383,14 @@ struct CostModel::Impl {
     const Target& t = target;
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
+    aiv.vector_tasks = true;
     aiv.parts[kVector] = TimeTerms::term(c, Coef::Vector, vector) +
                          TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
-    aiv.parts[kReadLatency] = TimeTerms::term(c, Coef::Latency, k.aiv_gm_loads * t.gm_read_latency);
-    aiv.parts[kWriteLatency] = TimeTerms::term(c, Coef::Latency, k.aiv_gm_stores * t.gm_write_latency);
+    // A vector task issues its loads back to back (and its stores): one latency each way.
+    aiv.parts[kReadLatency] =
+        TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_loads, k.aiv_tasks) * t.gm_read_latency);
+    aiv.parts[kWriteLatency] =
+        TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
     const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
     if (!k.uses_cube) {
       aiv.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
@@ -406,13 +433,20 @@ struct CostModel::Impl {
       run.part_cycles[p] = busiest[p].value();
     }
     // A core type writes back through either FIX (AIC) or MTE3 (AIV): one pipe.
-    const std::array<TimeTerms, 5> pipes = {
-        busiest[kMte2Hbm] + busiest[kMte2L2] + busiest[kReadLatency], busiest[kMte1],
-        busiest[kCube], busiest[kVector], busiest[kFix] + busiest[kMte3] + busiest[kWriteLatency]};
-    if (nbuffer >= 2) {
-      run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
+    const std::array<TimeTerms, 5> work = {busiest[kMte2Hbm] + busiest[kMte2L2], busiest[kMte1],
+                                           busiest[kCube], busiest[kVector], busiest[kFix] + busiest[kMte3]};
+    if (nbuffer >= 2 && w.vector_tasks) {
+      run.time = tasks_in_flight(work, busiest[kReadLatency] + busiest[kWriteLatency],
+                                 static_cast<double>(run.waves), nbuffer);
     } else {
-      for (const TimeTerms& p : pipes) run.time += p;
+      std::array<TimeTerms, 5> pipes = work;  // each transfer holds its pipe for the GM latency
+      pipes.front() += busiest[kReadLatency];
+      pipes.back() += busiest[kWriteLatency];
+      if (nbuffer >= 2) {
+        run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
+      } else {
+        for (const TimeTerms& p : pipes) run.time += p;
+      }
     }
     const TimeTerms task = TimeTerms::term(c, Coef::Task, run.waves);
     const TimeTerms instr = TimeTerms::term(c, Coef::Instr, run.waves * instrs_per_task);

@@ -38,13 +38,13 @@ const char* bound_name(Bound b);
 struct Breakdown {
   double mte2_hbm = 0;       // MTE2 loads served by HBM
   double mte2_l2 = 0;        // MTE2 loads that hit in L2
-  double read_latency = 0;   // MTE2 waiting out the GM read latency of each load
+  double read_latency = 0;   // MTE2 waiting on GM read latency (Cube: per load; vector: per task)
   double mte1 = 0;           // L1 -> L0A/L0B
   double cube = 0;           // M pipe
   double vector = 0;         // V pipe
   double fix = 0;            // L0C -> GM, split-K atomics included
   double mte3 = 0;           // UB -> GM
-  double write_latency = 0;  // FIX/MTE3 waiting out the GM write latency of each store
+  double write_latency = 0;  // FIX/MTE3 waiting on GM write latency (Cube: per store; vector: per task)
   double launch = 0;
   double task = 0;           // per-task dispatch
   double instr = 0;          // per-instruction issue, flags included

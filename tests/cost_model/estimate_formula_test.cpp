@@ -3,6 +3,7 @@
 // shared-bandwidth roofline, the fused AIC/AIV pipeline, soft-capacity spills. These pin
 // the arithmetic of cost_model/estimate.cpp independently of core's analyze().
 #include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -94,6 +95,8 @@ TilingSummary summary_of(std::vector<KernelSummary> kernels) {
   s.kernels = std::move(kernels);
   return s;
 }
+
+constexpr double kInfinityForTests = std::numeric_limits<double>::infinity();
 
 TileConfig with_nbuffer(int n) {
   TileConfig c;
@@ -290,6 +293,100 @@ TEST(EstimateFormula, VectorCyclesFollowTheLatencyParallelismTable) {
   const Estimate e = model.estimate(summary_of({k}), with_nbuffer(1));
   EXPECT_NEAR(e.breakdown.vector, (10 * 6 + 20 * 1) + (5 * 12 + 20 * 2), 1e-9);
   EXPECT_EQ(e.bound, Bound::Imbalance);  // one task on eight AIV cores
+}
+
+// `waves` vector tasks on each of the 8 AIV cores. Per task: 3 loads of 1000 B that hit
+// L2 (MTE2 3000 / 20 = 150), V 500 (fp16 add: 1 instr x latency 6 + 494 repeats x 1), one
+// store of 1000 B (MTE3 1000 / 10 = 100).
+KernelSummary vector_kernel(int64_t waves) {
+  const int64_t tasks = 8 * waves;
+  KernelSummary k;
+  k.kernel = 0;
+  k.iteration = {tasks, 64};
+  k.tile = {1, 64};
+  k.tile_counts = {tasks, 1};
+  k.tail = {1, 64};
+  k.aiv_tasks = tasks;
+  k.vector_work = {{OpKind::Add, false, DType::F16, tasks, 495 * tasks, 0}};
+  k.gm_read_bytes = 3000.0 * tasks;
+  k.gm_write_bytes = 1000.0 * tasks;
+  k.reads = {{0, 3000.0 * tasks, 3000.0 * tasks, true}};
+  k.aiv_gm_loads = 3 * tasks;
+  k.aiv_gm_stores = tasks;
+  return k;
+}
+
+Target latency_target(int read_latency) {
+  Target t = paper_target();
+  t.gm_read_latency = read_latency;
+  t.gm_write_latency = 50;
+  return t;
+}
+
+// A vector task's loads issue back to back, each latency hiding behind the load before
+// it: one read latency per task (not three), one write latency per store burst.
+TEST(EstimateFormula, AVectorTaskWaitsOnceOnEachGmLatency) {
+  const Target t = latency_target(100);
+  const TensorGraph g = matmul_graph();
+  const CostModel model(g, t, paper_coefficients(t));
+  const Estimate e = model.estimate(summary_of({vector_kernel(4)}), with_nbuffer(1));
+  EXPECT_NEAR(e.breakdown.read_latency, 4 * 100, 1e-9);
+  EXPECT_NEAR(e.breakdown.write_latency, 4 * 50, 1e-9);
+  EXPECT_NEAR(e.predicted_ns, 4 * (150 + 100 + 500 + 100 + 50), 1e-9);
+}
+
+// nbuffer 2: the core overlaps consecutive tasks, so the busiest pipe (V, 500 per task)
+// bounds the time plus one fill and drain: one task's share of the other pipes (250)
+// and one read and one write latency (150). Each task's chain (900) runs two at a time,
+// 450 per task, below V.
+TEST(EstimateFormula, DoubleBufferedVectorTasksApproachTheirSlowestPipe) {
+  const Target t = latency_target(100);
+  const TensorGraph g = matmul_graph();
+  const CostModel model(g, t, paper_coefficients(t));
+  double previous_ratio = kInfinityForTests;
+  for (int64_t waves : {1, 2, 8, 64, 512}) {
+    const Estimate e = model.estimate(summary_of({vector_kernel(waves)}), with_nbuffer(2));
+    const double slowest_pipe = 500.0 * waves;
+    EXPECT_NEAR(e.predicted_ns, slowest_pipe + 250 + 150, 1e-9) << waves << " waves";
+    const double ratio = e.predicted_ns / slowest_pipe;
+    EXPECT_LT(ratio, previous_ratio);
+    previous_ratio = ratio;
+  }
+  EXPECT_LT(previous_ratio, 1.002);
+}
+
+// With a long read latency the chain of one task (load latency 1000, loads 150, V 500,
+// store latency 50, store 100: 1800) bounds: two chains side by side, 900 per task.
+TEST(EstimateFormula, DoubleBufferedVectorTasksWaitOnTheirLatencyChainsTwoAtATime) {
+  const Target t = latency_target(1000);
+  const TensorGraph g = matmul_graph();
+  const CostModel model(g, t, paper_coefficients(t));
+  const TilingSummary s = summary_of({vector_kernel(16)});
+  EXPECT_NEAR(model.estimate(s, with_nbuffer(2)).predicted_ns, 16 * 1800 / 2.0, 1e-9);
+  EXPECT_NEAR(model.estimate(s, with_nbuffer(4)).predicted_ns, 500 * 16 + 250 + 1050, 1e-9);
+  EXPECT_NEAR(model.estimate(s, with_nbuffer(1)).predicted_ns, 16 * 1800, 1e-9);
+}
+
+// One task per core has nothing to overlap: every nbuffer prices the task's sum, which
+// for one load and one store is also what the model charged before tasks overlapped.
+TEST(EstimateFormula, ASingleVectorTaskIsTheSumOfItsPipes) {
+  const Target t = latency_target(100);
+  const TensorGraph g = matmul_graph();
+  const CostModel model(g, t, paper_coefficients(t));
+  KernelSummary k = vector_kernel(1);
+  k.aiv_tasks = 1;
+  k.tile_counts = {1, 1};
+  k.vector_work = {{OpKind::Add, false, DType::F16, 1, 495, 0}};
+  k.gm_read_bytes = 3000;
+  k.gm_write_bytes = 1000;
+  k.reads = {{0, 3000, 3000, true}};
+  k.aiv_gm_loads = 1;
+  k.aiv_gm_stores = 1;
+  const TilingSummary s = summary_of({k});
+  for (int nbuffer : {1, 2, 4}) {
+    EXPECT_NEAR(model.estimate(s, with_nbuffer(nbuffer)).predicted_ns, 150 + 100 + 500 + 100 + 50, 1e-9)
+        << "nbuffer " << nbuffer;
+  }
 }
 
 TEST(EstimateFormula, FusedEpilogueRunsAsATwoStagePipelineOnSplitCores) {
