@@ -521,16 +521,16 @@ struct CostModel::Impl {
     return total;
   }
 
-  // The largest pipe or floor names the bound; a pipe mostly waiting on GM latency, or
-  // overheads larger than any pipe, make it launch/latency bound.
+  // The largest pipe or floor names the bound; a pipe mostly (more than half) waiting
+  // on GM latency, or overheads larger than any pipe, make it launch/latency bound.
   static Bound kernel_bound(const KernelEstimate& k) {
     using Candidate = std::pair<Bound, double>;
     auto larger = [](const Candidate& a, const Candidate& b) { return a.second < b.second ? b : a; };
     const Breakdown& b = k.breakdown;
-    const Bound mte2_bound = larger(larger({Bound::Hbm, b.mte2_hbm}, {Bound::L2, b.mte2_l2}),
-                                    {Bound::LaunchLatency, b.read_latency}).first;
-    const Bound write_bound =
-        larger({Bound::OnChip, b.fix + b.mte3}, {Bound::LaunchLatency, b.write_latency}).first;
+    const Bound mte2_bound = b.read_latency > b.mte2_hbm + b.mte2_l2
+                                 ? Bound::LaunchLatency
+                                 : larger({Bound::Hbm, b.mte2_hbm}, {Bound::L2, b.mte2_l2}).first;
+    const Bound write_bound = b.write_latency > b.fix + b.mte3 ? Bound::LaunchLatency : Bound::OnChip;
     const std::array<Candidate, 8> candidates = {{
         {Bound::Cube, b.cube},
         {Bound::Vector, b.vector},

@@ -157,6 +157,22 @@ TEST(EstimateFormula, AKernelWaitingOnGmLatencyIsLatencyBound) {
   EXPECT_EQ(model.estimate(summary_of({k}), with_nbuffer(2)).bound, Bound::LaunchLatency);
 }
 
+// The pipe is named for what it mostly does. Per task MTE2 moves bytes for 600 cycles
+// (400 from HBM, 200 from L2) and waits 2 x 250 on latency: the latency is the largest
+// single part but under half of the pipe's time, so the bytes name it — HBM.
+TEST(EstimateFormula, AKernelMovingBytesMoreThanWaitingIsNamedForItsBandwidth) {
+  Target t = paper_target();
+  t.gm_read_latency = 250;
+  const TensorGraph g = matmul_graph();
+  const CostModel model(g, t, paper_coefficients(t));
+  KernelSummary k = cube_kernel(g);
+  k.aic_gm_loads = 4 * 2;
+  const Estimate e = model.estimate(summary_of({k}), with_nbuffer(2));
+  ASSERT_GT(e.breakdown.read_latency, e.breakdown.mte2_hbm);
+  ASSERT_LT(e.breakdown.read_latency, e.breakdown.mte2_hbm + e.breakdown.mte2_l2);
+  EXPECT_EQ(e.bound, Bound::Hbm);
+}
+
 TEST(EstimateFormula, TailWaveCountsWholeAndLeavesCoresIdle) {
   const Target t = paper_target();
   const TensorGraph g = matmul_graph();
