@@ -183,6 +183,13 @@ TEST(CostModel, L2GroupingOfThePublishedExampleIsPredictedFaster) {
   EXPECT_GT(*a.arithmetic_intensity, 0);
 }
 
+// `config` with the fusion partition that gives every compute node its own kernel.
+TileConfig every_node_alone(TileConfig config, const TensorGraph& g) {
+  config.fusion.emplace();
+  for (NodeId n : g.compute_nodes()) config.fusion->push_back({n});
+  return config;
+}
+
 TEST(CostModel, AnUnfusedPartitionPaysTheRoundTripAndTheLaunches) {
   Target t = load_target("ascend910b1");
   t.kernel_launch_cycles = 5000;
@@ -191,9 +198,7 @@ TEST(CostModel, AnUnfusedPartitionPaysTheRoundTripAndTheLaunches) {
   const CostModel model(g, t);
   TileConfig fused;
   fused.vec = Shape{8, 1024};
-  TileConfig unfused = fused;
-  unfused.fusion.emplace();
-  for (NodeId n : g.compute_nodes()) unfused.fusion->push_back({n});
+  const TileConfig unfused = every_node_alone(fused, g);
   const Estimate a = model.estimate(fused), b = model.estimate(unfused);
   ASSERT_TRUE(a.feasible) << format_violations(a.violations);
   ASSERT_TRUE(b.feasible) << format_violations(b.violations);
@@ -220,9 +225,7 @@ TEST(CostModel, FusingAMatmulEpilogueKeepsItsIntermediateOnChip) {
   const CostModel model(g, t);
   TileConfig fused = find_op("matmul_bias_gelu").hand_picked(w);  // default partition
   fused.vec = Shape{32, 128};  // the hand-picked [64,256] epilogue tile overflows UB in fp32
-  TileConfig unfused = fused;
-  unfused.fusion.emplace();
-  for (NodeId n : g.compute_nodes()) unfused.fusion->push_back({n});
+  const TileConfig unfused = every_node_alone(fused, g);
   const Estimate a = model.estimate(fused), b = model.estimate(unfused);
   ASSERT_TRUE(a.feasible) << format_violations(a.violations);
   ASSERT_TRUE(b.feasible) << format_violations(b.violations);

@@ -21,10 +21,7 @@ using testing::row_tasks;
 using testing::vector_block;
 using testing::xy;
 
-const Target& b1() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using testing::b1;
 
 Target with_cores(int aic, int aiv) {
   Target t = b1();

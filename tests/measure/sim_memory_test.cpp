@@ -20,10 +20,7 @@ using testing::one_kernel;
 
 constexpr double kLine = 512;
 
-const Target& b1() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using testing::b1;
 
 // One task loading `window` of tensor 0 into UB.
 Program load_window(GmTensor tensor, Shape offset, Shape extent) {

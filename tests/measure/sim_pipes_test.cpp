@@ -20,10 +20,7 @@ using testing::local;
 using testing::make_task;
 using testing::one_kernel;
 
-const Target& b1() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using testing::b1;
 
 // A single-task program over one fp16 input x [64, 512] and one output y [64, 512].
 Program single_task(const BlockProgram& block, CoreType core = CoreType::AIV) {

@@ -14,8 +14,15 @@
 #include <vector>
 
 #include "core/program.h"
+#include "core/target.h"
 
 namespace pto::sim::testing {
+
+// The target every simulator test starts from, loaded once.
+inline const Target& b1() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
 
 inline Operand local(MemLevel level, int id, Shape extent, Shape offset = {}) {
   if (offset.empty()) offset.assign(extent.size(), 0);
