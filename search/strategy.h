@@ -1,0 +1,57 @@
+// Strategy: the ask/tell interface every search strategy implements, as TVM
+// MetaSchedule's SearchStrategy — the tuner asks for a batch of candidates (propose),
+// measures them, and tells the strategy what came back (observe). A strategy never
+// calls the runner or the store; the loop, the budget and the recording live in the
+// tuner driver (search/tuner.h).
+//
+// Strategies: exhaustive (every feasible, distinct candidate: the ground truth), topk
+// (model-ranked, refitted on what it measured), evolve (model-guided evolution for
+// spaces too large to score whole), random (the baseline), and auto, which picks one
+// of them by the size of the space.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/tile_config.h"
+#include "cost_model/estimate.h"
+#include "measure/measurement.h"
+#include "search/space_generator.h"
+
+namespace pto::search {
+
+// What a strategy is given to search with; it outlives the strategy.
+struct SearchContext {
+  const SpaceGenerator* space = nullptr;
+  const CostModel* model = nullptr;   // the prior: calibrated coefficients when there are any
+  uint64_t seed = 1;
+  // A candidate must be predicted to beat the measured best by more than this fraction
+  // to be worth measuring: the backend's measured noise, or a fixed margin for a
+  // deterministic backend.
+  double noise = 0.01;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  // Up to `max` candidates not proposed before; empty when the strategy has nothing
+  // left worth measuring (it has converged, or the space is exhausted).
+  virtual std::vector<TileConfig> propose(size_t max) = 0;
+  // The measurements of candidates it proposed (and of the baseline the tuner always
+  // measures), in the order given.
+  virtual void observe(std::span<const TileConfig> configs,
+                       std::span<const measure::Measurement> results) = 0;
+};
+
+std::vector<std::string> strategy_names();  // "auto", "topk", "evolve", "exhaustive", "random"
+
+// Usage Error for an unknown name. "auto" resolves to a concrete strategy by the size of
+// the space; the returned strategy's name() is the one picked.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const SearchContext& context);
+
+}  // namespace pto::search

@@ -1,0 +1,82 @@
+// The tuner driver: joins the space, the cost model, a strategy, a runner and a store
+// into one tuning job for one workload. The CLI, the batch command and the Python
+// package all call tune(); none of them re-implements the loop.
+//
+//   space + model ──► strategy.propose ──► runner.measure (a batch) ──► store.commit
+//        ▲                                          │
+//        └──────────── strategy.observe ◄───────────┘       until converged / budget / time / stop
+//
+// The op's default config (what a PyPTO user hand-picks today) is always measured; the
+// winner is never slower than it. On a noisy backend the finalists are re-measured
+// interleaved and the winner chosen from that, with its spread. Every measurement is
+// committed to the store as it arrives, so a killed job loses at most the batch in
+// flight.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/target.h"
+#include "core/workload.h"
+#include "measure/runner.h"
+#include "search/tuning_record.h"
+#include "search/tuning_store.h"
+
+namespace pto::search {
+
+struct TuneOptions {
+  std::string strategy = "auto";
+  int64_t budget = 0;          // measurements, the default's included; 0 = the strategy decides
+  double time_limit_s = 0;     // wall time; 0 = none
+  uint64_t seed = 1;
+  size_t batch_size = 8;       // candidates per runner call
+  size_t finalists = 3;        // re-measured interleaved on a noisy backend
+  // Polled between measurements: set it (e.g. from SIGINT) to stop after the one in
+  // flight and keep everything measured so far.
+  const std::atomic<bool>* stop = nullptr;
+  // Called after each measurement: (measured so far, planned total or 0 when unknown).
+  std::function<void(int64_t done, int64_t planned)> progress;
+};
+
+struct TuneCounts {
+  uint64_t total = 0;          // candidates in the space (the product of its axes)
+  uint64_t feasible = 0;       // distinct feasible candidates seen by the space
+  int64_t measured = 0;        // runner results, the default's and re-measurements included
+  std::map<std::string, int64_t> failed;  // status name -> count
+  int64_t failed_total() const;
+};
+
+struct TuneResult {
+  Workload workload;
+  std::string target_name, target_fingerprint, backend, strategy;  // strategy as picked
+  TuningRecord best;           // never slower than the default
+  TuningRecord baseline;       // the op's default config, measured
+  double speedup_vs_default = 1;  // baseline time / best time
+  double best_spread = 0;      // relative spread of the winner's timing (noisy backends)
+  TuneCounts counts;
+  // Best measured time after each measurement, for convergence plots.
+  std::vector<double> best_so_far_ns;
+  double elapsed_s = 0;
+  bool stopped = false;        // by `stop` or the time limit before convergence
+  std::string store_location;
+
+  // The CLI's --json: workload, target, backend, strategy, best {config, measured_ns,
+  // predicted_ns}, default {config, measured_ns}, speedup_vs_default, candidates
+  // {total, feasible, measured, failed}, elapsed_s, db.
+  nlohmann::json to_json() const;
+};
+
+// Tunes `w` on `target` with `runner`, committing every measurement to `store`.
+// Throws a Usage Error for a bad option or workload before any measurement, and an
+// Internal Error when even the default config cannot be measured.
+TuneResult tune(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,
+                const TuneOptions& options);
+
+}  // namespace pto::search
