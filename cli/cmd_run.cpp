@@ -56,7 +56,7 @@ std::string pipe_busy(const nlohmann::json& pipes) {
 }
 
 // The rows of a simulated result: its time and, from the backend's detail
-// (measure/sim_runner.cpp, the cost model's estimate), the bound and how busy each
+// (measure/sim/sim_runner.cpp, the cost model's estimate), the bound and how busy each
 // pipe of each core type was.
 std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement& m, const Target& target) {
   const nlohmann::json detail = nlohmann::json::parse(m.detail_json.empty() ? "{}" : m.detail_json);
