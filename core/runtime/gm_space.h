@@ -35,7 +35,6 @@ class GmSpace {
   std::vector<HostTensor> collect_outputs() const;
 
   const GmLayout& layout(int tensor) const { return layouts_.at(static_cast<size_t>(tensor)); }
-  int tensor_count() const { return static_cast<int>(layouts_.size()); }
   // Storage of the tensor's element 0 (its elem_offset applied).
   char* base(int tensor) const;
 

@@ -16,7 +16,7 @@ namespace pto::rt {
 
 class TaskScheduler {
  public:
-  // Internal Error for unknown ids, tasks listed by no kernel or by two, or a cycle.
+  // The program must be verified (core/program_verify.h): ids exist, no cycle.
   explicit TaskScheduler(const Program& program);
 
   // Calls run_task(task, thread) once per task, thread in [0, threads). The first

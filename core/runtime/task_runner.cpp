@@ -262,38 +262,20 @@ Scratch::Scratch(int64_t arena_bytes, size_t max_buffers)
 }
 
 TaskRunner::TaskRunner(const Program& program, const GmSpace& gm) : program_(program), gm_(gm) {
-  for (const BlockProgram& b : program.blocks) {
-    if (b.id < 0) internal_error("runtime: block '" + b.name + "' has id " + std::to_string(b.id));
-    if (static_cast<int>(plan_of_block_.size()) <= b.id) plan_of_block_.resize(static_cast<size_t>(b.id) + 1, -1);
-    if (plan_of_block_[b.id] >= 0) internal_error("runtime: two blocks have id " + std::to_string(b.id));
-    plan_of_block_[b.id] = static_cast<int>(plans_.size());
+  for (const BlockProgram& b : program.blocks) {  // verified: block ids are indices
     plans_.push_back(plan_block(b));
     arena_bytes_ = std::max(arena_bytes_, plans_.back().arena_bytes);
     max_buffers_ = std::max(max_buffers_, plans_.back().buffers.size());
   }
-  for (size_t t = 0; t < program.tasks.size(); ++t) {
-    if (program.tasks[t].id != static_cast<int>(t))
-      internal_error("runtime: task at index " + std::to_string(t) + " has id " + std::to_string(program.tasks[t].id));
-    validate(program.tasks[t]);
-  }
+  for (const Task& t : program.tasks) check_gm_windows(t);
 }
 
-void TaskRunner::validate(const Task& task) const {
+void TaskRunner::check_gm_windows(const Task& task) const {
   const std::string who = "task " + std::to_string(task.id);
-  if (task.block < 0 || task.block >= static_cast<int>(plan_of_block_.size()) || plan_of_block_[task.block] < 0)
-    internal_error("runtime: " + who + " runs unknown block " + std::to_string(task.block));
-  for (const TensorBinding& b : task.bindings)
-    if (b.tensor < 0 || b.tensor >= gm_.tensor_count())
-      internal_error("runtime: " + who + " binds unknown tensor " + std::to_string(b.tensor));
-  const BlockPlan& plan = plans_[plan_of_block_[task.block]];
+  const BlockPlan& plan = plans_[task.block];
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
-    if (s.gm.slot < 0 && (s.kind == StepKind::LoadPanels || s.kind == StepKind::LoadRows ||
-                          s.kind == StepKind::Store || s.kind == StepKind::Mask))
-      internal_error("runtime: " + plan.labels[i] + " has no GM operand");
     if (s.gm.slot < 0) continue;
-    if (s.gm.slot >= static_cast<int>(task.bindings.size()))
-      internal_error("runtime: " + plan.labels[i] + ": " + who + " has no binding slot " + std::to_string(s.gm.slot));
     const TensorBinding& b = task.bindings[s.gm.slot];
     const GmLayout& l = gm_.layout(b.tensor);
     GmWindow w;
@@ -309,7 +291,7 @@ void TaskRunner::validate(const Task& task) const {
 
 void TaskRunner::run(int task, Scratch& scratch) const {
   const Task& t = program_.tasks[task];
-  StepRunner(t, plans_[plan_of_block_[t.block]], gm_, scratch, store_locks_).run();
+  StepRunner(t, plans_[t.block], gm_, scratch, store_locks_).run();
 }
 
 }  // namespace pto::rt

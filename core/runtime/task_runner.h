@@ -36,8 +36,8 @@ class Scratch {
 
 class TaskRunner {
  public:
-  // Internal Error naming the task and instruction for a binding slot that does not
-  // exist or a GM window outside its tensor.
+  // The program must be verified (core/program_verify.h). Internal Error naming the
+  // task and instruction for a GM window outside its tensor.
   TaskRunner(const Program& program, const GmSpace& gm);
 
   void run(int task, Scratch& scratch) const;
@@ -45,12 +45,11 @@ class TaskRunner {
   size_t max_buffers() const { return max_buffers_; }
 
  private:
-  void validate(const Task& task) const;
+  void check_gm_windows(const Task& task) const;
 
   const Program& program_;
   const GmSpace& gm_;
-  std::vector<BlockPlan> plans_;
-  std::vector<int> plan_of_block_;  // block id -> index into plans_
+  std::vector<BlockPlan> plans_;  // per block
   int64_t arena_bytes_ = 0;
   size_t max_buffers_ = 0;
   // Split-K partial tiles add into GM under a lock picked by the window's address.

@@ -47,9 +47,8 @@ struct BlockPlan {
   std::vector<Operand> gm_operands;
 };
 
-// Usage Error naming the block and the instruction for a WAIT_FLAG without its
-// SET_FLAG, an operand naming a buffer the block does not have, or a TMOV between
-// levels that have no data path.
+// The block must be verified (core/program_verify.h): operands name its buffers,
+// every TMOV has a data path, every WAIT_FLAG its SET_FLAG.
 BlockPlan plan_block(const BlockProgram& block, const Target& target);
 
 }  // namespace pto::sim

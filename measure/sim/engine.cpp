@@ -126,10 +126,6 @@ class Engine {
     }
   }
 
-  [[noreturn]] void bad_task(size_t task, const std::string& what) const {
-    usage_error("program task " + std::to_string(task) + ": " + what);
-  }
-
   void build_graph() {
     const size_t n = program_.tasks.size();
     tasks_.resize(n);
@@ -143,28 +139,21 @@ class Engine {
       ks.timing.name = kernel.name;
       ks.timing.tasks = static_cast<int64_t>(kernel.tasks.size());
       ks.tasks_left = static_cast<int>(kernel.tasks.size());
-      for (int a : kernel.after) {
-        if (a < 0 || a >= static_cast<int>(kernels_.size()))
-          usage_error("kernel '" + kernel.name + "' runs after kernel " + std::to_string(a) + ", which does not exist");
+      for (int a : kernel.after) {  // ids and the graph are verified (core/program_verify.h)
         kernels_[a].dependents.push_back(static_cast<int>(k));
         ++ks.pending_after;
       }
       for (int t : kernel.tasks) {
-        if (t < 0 || static_cast<size_t>(t) >= n) usage_error("kernel '" + kernel.name + "' lists unknown task " + std::to_string(t));
-        if (tasks_[t].rank >= 0) bad_task(t, "listed by two kernels");
         tasks_[t].rank = rank++;
         task_kernel_[t] = static_cast<int>(k);
       }
     }
     for (size_t t = 0; t < n; ++t) {
       const Task& task = program_.tasks[t];
-      if (tasks_[t].rank < 0) bad_task(t, "no kernel lists it");
-      if (task.block < 0 || task.block >= static_cast<int>(plans_.size()))
-        bad_task(t, "block " + std::to_string(task.block) + " does not exist");
       if (totals_.pool_cores[pool_of(task.core)] == 0)
-        bad_task(t, std::string("target '") + target_.name + "' has no " + core_type_name(task.core) + " cores");
+        usage_error("program task " + std::to_string(t) + ": target '" + target_.name + "' has no " +
+                    core_type_name(task.core) + " cores");
       for (int d : task.deps) {
-        if (d < 0 || static_cast<size_t>(d) >= n) bad_task(t, "depends on unknown task " + std::to_string(d));
         tasks_[d].dependents.push_back(static_cast<int>(t));
         ++tasks_[t].pending;
       }
@@ -293,8 +282,6 @@ class Engine {
     const PlannedStep& step = run.plan->steps[s];
     const Operand& window = run.plan->gm_operands[step.gm_operand];
     const Task& task = program_.tasks[run.task];
-    if (window.id < 0 || window.id >= static_cast<int>(task.bindings.size()))
-      bad_task(run.task, "GM operand uses binding slot " + std::to_string(window.id) + ", which the task does not have");
     const double end = memory_.transfer(now_, step, window, task.bindings[window.id]);
     finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency));
     std::vector<int> runnable{p};
