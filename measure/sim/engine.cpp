@@ -126,6 +126,10 @@ class Engine {
     }
   }
 
+  [[noreturn]] void bad_task(size_t task, const std::string& what) const {
+    usage_error("program task " + std::to_string(task) + ": " + what);
+  }
+
   void build_graph() {
     const size_t n = program_.tasks.size();
     tasks_.resize(n);
@@ -151,8 +155,7 @@ class Engine {
     for (size_t t = 0; t < n; ++t) {
       const Task& task = program_.tasks[t];
       if (totals_.pool_cores[pool_of(task.core)] == 0)
-        usage_error("program task " + std::to_string(t) + ": target '" + target_.name + "' has no " +
-                    core_type_name(task.core) + " cores");
+        bad_task(t, std::string("target '") + target_.name + "' has no " + core_type_name(task.core) + " cores");
       for (int d : task.deps) {
         tasks_[d].dependents.push_back(static_cast<int>(t));
         ++tasks_[t].pending;
