@@ -55,7 +55,7 @@ std::vector<Workload> workloads_from(const po::variables_map& vm) {
   return out;
 }
 
-std::string default_backend(const Target& target) { return target.kind == "cpu" ? "cpu" : "sim"; }
+std::string default_backend(const Target& target) { return target.kind == TargetKind::Cpu ? "cpu" : "sim"; }
 
 json coefficient_values(const Coefficients& c) {
   json j = json::object();

@@ -40,7 +40,7 @@ std::string format_error(double err) {
 }
 
 // cpu measures on the host; an NPU target can only be simulated here.
-std::string default_backend(const Target& target) { return target.kind == "cpu" ? "cpu" : "sim"; }
+std::string default_backend(const Target& target) { return target.kind == TargetKind::Cpu ? "cpu" : "sim"; }
 
 std::string percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
 

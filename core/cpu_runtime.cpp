@@ -1,4 +1,4 @@
-// CpuExecutor: verifies the program (core/program_verify.h), decodes it once (core/runtime/block_plan.h), then each run
+// CpuExecutor: verifies the program (core/program_verify.h), decodes it once (core/runtime/decoded_block.h), then each run
 // binds the inputs, dispatches the tasks over OpenMP threads (core/runtime/scheduler.h),
 // each running its block's steps on its own scratch (core/runtime/task_runner.h), and
 // collects the outputs.
@@ -35,10 +35,10 @@ struct CpuExecutor::Impl {
 
   const Program program;  // a copy: the runner and scheduler refer into it
   const int threads;
-  rt::GmSpace gm;
-  rt::TaskRunner runner;
-  rt::TaskScheduler scheduler;
-  std::vector<rt::Scratch> scratch;  // one per thread
+  runtime::GmSpace gm;
+  runtime::TaskRunner runner;
+  runtime::TaskScheduler scheduler;
+  std::vector<runtime::Scratch> scratch;  // one per thread
 };
 
 CpuExecutor::CpuExecutor(const Program& program, ExecOptions options)

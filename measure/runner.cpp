@@ -15,15 +15,15 @@ std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}
 std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
                                     const RunnerOptions& options) {
   if (backend == "cpu") {
-    if (target.kind != "cpu")
+    if (target.kind != TargetKind::Cpu)
       usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
                   target.name + "'; for an NPU target use backend 'sim' or 'model'");
     return make_cpu_runner(target, options);
   }
   if (backend == "sim") {
-    if (target.kind != "npu")
+    if (target.kind != TargetKind::Npu)
       usage_error("backend 'sim' simulates an Ascend NPU and needs an NPU target, got '" +
-                  target.name + "' (kind '" + target.kind + "'); for the host use backend 'cpu'");
+                  target.name + "' (kind '" + target_kind_name(target.kind) + "'); for the host use backend 'cpu'");
     return make_sim_runner(target, options);
   }
   if (backend == "model") return make_model_runner(target, options);

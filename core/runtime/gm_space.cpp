@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/runtime/copy.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr size_t kAlign = 64;
@@ -102,4 +102,4 @@ std::vector<HostTensor> GmSpace::collect_outputs() const {
   return out;
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

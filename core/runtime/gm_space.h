@@ -13,7 +13,7 @@
 #include "core/program.h"
 #include "core/runtime/strided.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 struct GmLayout {
   int root = -1;            // tensor id owning the storage
@@ -49,4 +49,4 @@ class GmSpace {
   std::vector<int> outputs_;                          // tensor per graph output
 };
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

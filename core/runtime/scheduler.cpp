@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 struct TaskScheduler::State {
   std::vector<int> deps_left;
@@ -129,4 +129,4 @@ void TaskScheduler::run(int threads, const std::function<void(int, int)>& run_ta
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -12,7 +12,7 @@
 
 #include "core/program.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 class TaskScheduler {
  public:
@@ -38,4 +38,4 @@ class TaskScheduler {
   std::vector<std::vector<int>> kernel_successors_;
 };
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

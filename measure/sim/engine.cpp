@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "core/error.h"
-#include "measure/sim/block_plan.h"
+#include "measure/sim/costed_block.h"
 
 namespace pto::sim {
 namespace {
@@ -28,7 +28,7 @@ struct Event {
 // One task in flight on a core.
 struct TaskRun {
   int task = -1;
-  const BlockPlan* plan = nullptr;
+  const CostedBlock* plan = nullptr;
   double start = 0;
   double end = 0;                            // latest end among its steps so far
   std::array<int, kNumPipes> next{};         // position in plan->pipe_steps[pipe]
@@ -56,7 +56,7 @@ struct Core {
       if (!r.done_on(p)) return &r;
     return nullptr;
   }
-  bool accepts(const BlockPlan& plan) const {
+  bool accepts(const CostedBlock& plan) const {
     int depth = plan.tasks_in_flight;
     for (const TaskRun& r : runs) depth = std::min(depth, r.plan->tasks_in_flight);
     return static_cast<int>(runs.size()) < depth;
@@ -110,7 +110,7 @@ class Engine {
  private:
   void plan_blocks() {
     plans_.reserve(program_.blocks.size());
-    for (const BlockProgram& b : program_.blocks) plans_.push_back(plan_block(b, target_));
+    for (const BlockProgram& b : program_.blocks) plans_.push_back(cost_block(b, target_));
   }
 
   int pool_of(CoreType type) const { return target_.split_cores && type == CoreType::AIV ? 1 : 0; }
@@ -175,7 +175,7 @@ class Engine {
   void dispatch(int pool) {
     while (!ready_[pool].empty()) {
       const int task = ready_[pool].top().second;
-      const BlockPlan& plan = plans_[program_.tasks[task].block];
+      const CostedBlock& plan = plans_[program_.tasks[task].block];
       int best = -1;
       for (int c = pool_first_[pool]; c < pool_first_[pool] + totals_.pool_cores[pool]; ++c)
         if (cores_[c].accepts(plan) && (best < 0 || cores_[c].runs.size() < cores_[best].runs.size())) best = c;
@@ -323,7 +323,7 @@ class Engine {
   const Program& program_;
   const Target& target_;
   MemorySystem memory_;
-  std::vector<BlockPlan> plans_;
+  std::vector<CostedBlock> plans_;
   std::vector<Core> cores_;
   std::vector<TaskState> tasks_;
   std::vector<int> task_kernel_;

@@ -13,8 +13,9 @@ namespace pto::sim {
 namespace {
 
 void check_inputs(const Program& program, const Target& target, const SimOptions& options) {
-  if (target.kind != "npu")
-    usage_error("the simulator models NPU targets; target '" + target.name + "' is of kind '" + target.kind + "'");
+  if (target.kind != TargetKind::Npu)
+    usage_error("the simulator models NPU targets; target '" + target.name + "' is of kind '" +
+                target_kind_name(target.kind) + "'");
   if (!program.target.empty() && program.target != target.name)
     usage_error("program was compiled for target '" + program.target + "', not '" + target.name + "'");
   if (target.clock_mhz <= 0) usage_error("target '" + target.name + "' has clock_mhz " + std::to_string(target.clock_mhz));

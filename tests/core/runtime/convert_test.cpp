@@ -14,7 +14,7 @@
 
 #include "core/cpu_runtime.h"
 #include "core/error.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/convert.h"
 #include "core/runtime/microkernel.h"
 #include "core/runtime/panels.h"
@@ -38,9 +38,9 @@ TEST(RuntimeConvert, Fp16AndBf16RowsMatchTheScalarConversions) {
   f[1] = 5.96e-8f;  // fp16 subnormal
   for (DType t : {DType::F16, DType::BF16}) {
     std::vector<uint16_t> bits(f.size());
-    rt::store_row(bits.data(), t, 1, f.data(), static_cast<int64_t>(f.size()), false);
+    runtime::store_row(bits.data(), t, 1, f.data(), static_cast<int64_t>(f.size()), false);
     std::vector<float> back(f.size());
-    rt::load_row(back.data(), bits.data(), t, 1, static_cast<int64_t>(f.size()));
+    runtime::load_row(back.data(), bits.data(), t, 1, static_cast<int64_t>(f.size()));
     for (size_t i = 0; i < f.size(); ++i) {
       const uint16_t want = t == DType::F16 ? float_to_fp16(f[i]) : float_to_bf16(f[i]);
       if (std::isnan(f[i])) {
@@ -52,7 +52,7 @@ TEST(RuntimeConvert, Fp16AndBf16RowsMatchTheScalarConversions) {
                 std::bit_cast<uint32_t>(t == DType::F16 ? fp16_to_float(want) : bf16_to_float(want)));
     }
     std::vector<float> rounded(f);
-    rt::round_to_dtype(rounded.data(), static_cast<int64_t>(rounded.size()), t);
+    runtime::round_to_dtype(rounded.data(), static_cast<int64_t>(rounded.size()), t);
     for (size_t i = 0; i < f.size(); ++i) {
       if (std::isnan(f[i])) continue;
       EXPECT_EQ(std::bit_cast<uint32_t>(rounded[i]), std::bit_cast<uint32_t>(back[i]));
@@ -63,19 +63,19 @@ TEST(RuntimeConvert, Fp16AndBf16RowsMatchTheScalarConversions) {
 TEST(RuntimeConvert, IntegersRoundToNearestEvenAndSaturate) {
   const float f[] = {2.5f, 3.5f, -2.5f, 1e10f, -1e10f, std::numeric_limits<float>::quiet_NaN(), 200.0f};
   int32_t i32[7];
-  rt::store_row(i32, DType::I32, 1, f, 7, false);
+  runtime::store_row(i32, DType::I32, 1, f, 7, false);
   EXPECT_EQ(std::vector<int32_t>(i32, i32 + 7),
             (std::vector<int32_t>{2, 4, -2, 2147483647, -2147483647 - 1, 0, 200}));
   int8_t i8[7];
-  rt::store_row(i8, DType::I8, 1, f, 7, false);
+  runtime::store_row(i8, DType::I8, 1, f, 7, false);
   EXPECT_EQ(i8[6], 127);
   EXPECT_EQ(i8[4], -128);
   // Strided and broadcast loads.
   const uint16_t h[] = {float_to_fp16(1.0f), 0, float_to_fp16(2.0f), 0, float_to_fp16(3.0f)};
   float out[3];
-  rt::load_row(out, h, DType::F16, 2, 3);
+  runtime::load_row(out, h, DType::F16, 2, 3);
   EXPECT_EQ(std::vector<float>(out, out + 3), (std::vector<float>{1, 2, 3}));
-  rt::load_row(out, h, DType::F16, 0, 3);
+  runtime::load_row(out, h, DType::F16, 0, 3);
   EXPECT_EQ(std::vector<float>(out, out + 3), (std::vector<float>{1, 1, 1}));
 }
 

@@ -14,7 +14,7 @@
 
 #include "core/cpu_runtime.h"
 #include "core/error.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/convert.h"
 #include "core/runtime/microkernel.h"
 #include "core/runtime/panels.h"
@@ -31,19 +31,19 @@ namespace {
 using namespace testing;
 
 struct MathCase {
-  rt::MathFn fn;
+  runtime::MathFn fn;
   const char* name;
   double (*ref)(double);
 };
 
 const MathCase kMath[] = {
-    {rt::MathFn::Exp, "exp", [](double x) { return std::exp(x); }},
-    {rt::MathFn::Log, "log", [](double x) { return std::log(x); }},
-    {rt::MathFn::Erf, "erf", [](double x) { return std::erf(x); }},
-    {rt::MathFn::Erfc, "erfc", [](double x) { return std::erfc(x); }},
-    {rt::MathFn::Tanh, "tanh", [](double x) { return std::tanh(x); }},
-    {rt::MathFn::Sqrt, "sqrt", [](double x) { return std::sqrt(x); }},
-    {rt::MathFn::Rsqrt, "rsqrt", [](double x) { return 1 / std::sqrt(x); }},
+    {runtime::MathFn::Exp, "exp", [](double x) { return std::exp(x); }},
+    {runtime::MathFn::Log, "log", [](double x) { return std::log(x); }},
+    {runtime::MathFn::Erf, "erf", [](double x) { return std::erf(x); }},
+    {runtime::MathFn::Erfc, "erfc", [](double x) { return std::erfc(x); }},
+    {runtime::MathFn::Tanh, "tanh", [](double x) { return std::tanh(x); }},
+    {runtime::MathFn::Sqrt, "sqrt", [](double x) { return std::sqrt(x); }},
+    {runtime::MathFn::Rsqrt, "rsqrt", [](double x) { return 1 / std::sqrt(x); }},
 };
 
 TEST(RuntimeMath, MatchesStdWithinFp32Rounding) {
@@ -59,7 +59,7 @@ TEST(RuntimeMath, MatchesStdWithinFp32Rounding) {
     x.push_back(special);
   for (const MathCase& m : kMath) {
     std::vector<float> y(x.size());
-    rt::apply_math(m.fn, y.data(), x.data(), static_cast<int64_t>(x.size()));
+    runtime::apply_math(m.fn, y.data(), x.data(), static_cast<int64_t>(x.size()));
     double worst = 0;
     for (size_t i = 0; i < x.size(); ++i) {
       const double want = m.ref(x[i]);
@@ -84,10 +84,10 @@ TEST(RuntimeMath, MatchesStdWithinFp32Rounding) {
 
 TEST(RuntimeMath, WorksInPlaceAndOnShortRows) {
   std::vector<float> x = {0.5f, 1.5f, -2.0f};
-  rt::apply_math(rt::MathFn::Exp, x.data(), x.data(), 3);
+  runtime::apply_math(runtime::MathFn::Exp, x.data(), x.data(), 3);
   EXPECT_FLOAT_EQ(x[0], std::exp(0.5f));
   EXPECT_FLOAT_EQ(x[2], std::exp(-2.0f));
-  EXPECT_FLOAT_EQ(rt::apply_math(rt::MathFn::Tanh, 0.25f), std::tanh(0.25f));
+  EXPECT_FLOAT_EQ(runtime::apply_math(runtime::MathFn::Tanh, 0.25f), std::tanh(0.25f));
 }
 
 }  // namespace

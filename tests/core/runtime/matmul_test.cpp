@@ -15,7 +15,7 @@
 
 #include "core/cpu_runtime.h"
 #include "core/error.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/convert.h"
 #include "core/runtime/microkernel.h"
 #include "core/runtime/panels.h"
@@ -107,8 +107,8 @@ TEST(RuntimeMatmul, EarlyLoadForcesTmovCopiesAndStaysCorrect) {
     const Program p = matmul_program(c);
     // The L0 buffers are views into L1 unless a TLOAD into the same L1 slot comes
     // between a TMOV and its TMATMUL.
-    const rt::BlockPlan plan = rt::plan_block(p.blocks.back());
-    for (const rt::BufferPlan& b : plan.buffers) {
+    const runtime::DecodedBlock plan = runtime::decode_block(p.blocks.back());
+    for (const runtime::DecodedBuffer& b : plan.buffers) {
       if (b.level != MemLevel::L0A && b.level != MemLevel::L0B) continue;
       EXPECT_EQ(b.l0_view, !early) << b.name;
     }

@@ -14,7 +14,7 @@
 
 #include "core/cpu_runtime.h"
 #include "core/error.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/convert.h"
 #include "core/runtime/microkernel.h"
 #include "core/runtime/panels.h"
@@ -32,32 +32,32 @@ using namespace testing;
 
 TEST(RuntimeMicroKernel, EveryCompiledIsaMatchesFp64) {
   std::mt19937 rng(5);
-  for (rt::GemmIsa isa : rt::compiled_gemm_isas()) {
+  for (runtime::GemmIsa isa : runtime::compiled_gemm_isas()) {
     for (int trial = 0; trial < 12; ++trial) {
       const int64_t m = 1 + rng() % 40, n = 1 + rng() % 70, k = 1 + rng() % 50;
       const int64_t ldc = n + rng() % 5;
       HostTensor a = random_tensor({m, k}, DType::F32, trial), b = random_tensor({k, n}, DType::F32, 100 + trial);
-      std::vector<float> pa(rt::panel_elements(rt::kPanelRowsA, m, k)), pb(rt::panel_elements(rt::kPanelColsB, n, k));
-      rt::pack_panels({pa.data(), rt::kPanelRowsA, rt::kPanelRowsA * k}, m, k, a.data(), DType::F32, k, 1);
-      rt::pack_panels({pb.data(), rt::kPanelColsB, rt::kPanelColsB * k}, n, k, b.data(), DType::F32, 1, n);
+      std::vector<float> pa(runtime::panel_elements(runtime::kPanelRowsA, m, k)), pb(runtime::panel_elements(runtime::kPanelColsB, n, k));
+      runtime::pack_panels({pa.data(), runtime::kPanelRowsA, runtime::kPanelRowsA * k}, m, k, a.data(), DType::F32, k, 1);
+      runtime::pack_panels({pb.data(), runtime::kPanelColsB, runtime::kPanelColsB * k}, n, k, b.data(), DType::F32, 1, n);
       const float guard = 1234.5f;
       std::vector<float> c((m + 1) * ldc, guard);
       const bool accumulate = trial % 2;
       if (accumulate)
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = 0.25f;
-      rt::gemm_panels(isa, m, n, k, pa.data(), rt::kPanelRowsA * k, pb.data(), rt::kPanelColsB * k, c.data(), ldc,
+      runtime::gemm_panels(isa, m, n, k, pa.data(), runtime::kPanelRowsA * k, pb.data(), runtime::kPanelColsB * k, c.data(), ldc,
                       accumulate);
       for (int64_t i = 0; i <= m; ++i)
         for (int64_t j = 0; j < ldc; ++j) {
           if (i == m || j >= n) {
-            ASSERT_EQ(c[i * ldc + j], guard) << rt::gemm_isa_name(isa) << ": wrote outside C at " << i << "," << j;
+            ASSERT_EQ(c[i * ldc + j], guard) << runtime::gemm_isa_name(isa) << ": wrote outside C at " << i << "," << j;
             continue;
           }
           double want = accumulate ? 0.25 : 0.0;
           for (int64_t p = 0; p < k; ++p) want += a.get(i * k + p) * b.get(p * n + j);
           ASSERT_NEAR(c[i * ldc + j], want, 1e-5 * std::sqrt(static_cast<double>(k)) + 1e-6)
-              << rt::gemm_isa_name(isa) << " m=" << m << " n=" << n << " k=" << k;
+              << runtime::gemm_isa_name(isa) << " m=" << m << " n=" << n << " k=" << k;
         }
     }
   }
@@ -65,14 +65,14 @@ TEST(RuntimeMicroKernel, EveryCompiledIsaMatchesFp64) {
 
 TEST(RuntimeMicroKernel, Int32IsExact) {
   const int64_t m = 3, n = 17, k = 40;
-  std::vector<float> pa(rt::panel_elements(rt::kPanelRowsA, m, k)), pb(rt::panel_elements(rt::kPanelColsB, n, k));
-  const rt::Panels a{pa.data(), rt::kPanelRowsA, rt::kPanelRowsA * k}, b{pb.data(), rt::kPanelColsB, rt::kPanelColsB * k};
+  std::vector<float> pa(runtime::panel_elements(runtime::kPanelRowsA, m, k)), pb(runtime::panel_elements(runtime::kPanelColsB, n, k));
+  const runtime::Panels a{pa.data(), runtime::kPanelRowsA, runtime::kPanelRowsA * k}, b{pb.data(), runtime::kPanelColsB, runtime::kPanelColsB * k};
   for (int64_t p = 0; p < k; ++p) {
     for (int64_t i = 0; i < m; ++i) a.at(i, p) = static_cast<float>((i * 7 + p) % 255 - 127);
     for (int64_t j = 0; j < n; ++j) b.at(j, p) = static_cast<float>((j * 5 + p * 3) % 255 - 128);
   }
   std::vector<int32_t> c(m * n, 1 << 28);
-  rt::gemm_panels_int32(m, n, k, pa.data(), rt::kPanelRowsA * k, pb.data(), rt::kPanelColsB * k, c.data(), n, true);
+  runtime::gemm_panels_int32(m, n, k, pa.data(), runtime::kPanelRowsA * k, pb.data(), runtime::kPanelColsB * k, c.data(), n, true);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int64_t want = 1 << 28;

@@ -14,7 +14,7 @@
 
 #include "core/cpu_runtime.h"
 #include "core/error.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/convert.h"
 #include "core/runtime/microkernel.h"
 #include "core/runtime/panels.h"
@@ -64,7 +64,7 @@ TEST(RuntimeScheduler, OneThreadFollowsDispatchOrder) {
   pb.task(k1, {}, {4});
   pb.p.kernels[k0].tasks = {2, 0, 3, 1};
   std::vector<int> order;
-  rt::TaskScheduler(pb.p).run(1, [&](int task, int) { order.push_back(task); });
+  runtime::TaskScheduler(pb.p).run(1, [&](int task, int) { order.push_back(task); });
   EXPECT_EQ(order, (std::vector<int>{2, 0, 3, 1, 4, 5}));
 }
 
@@ -75,7 +75,7 @@ TEST(RuntimeScheduler, TwoThreadsRespectDependenciesAndBarriers) {
     std::vector<std::atomic<int>> done(p.tasks.size());
     std::atomic<int> runs{0};
     std::atomic<bool> early{false};
-    rt::TaskScheduler(p).run(2, [&](int task, int) {
+    runtime::TaskScheduler(p).run(2, [&](int task, int) {
       for (int d : p.tasks[task].deps) early = early || !done[d];
       for (int a : p.kernels[p.tasks[task].kernel].after)
         for (int t : p.kernels[a].tasks) early = early || !done[t];

@@ -16,7 +16,7 @@
 
 #include "core/cpu_runtime.h"
 #include "core/error.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/convert.h"
 #include "core/runtime/microkernel.h"
 #include "core/runtime/panels.h"

@@ -1,6 +1,6 @@
-// Decoding of a BlockProgram: buffer storage, operand windows, step forms, and the
+// Decoding of a BlockProgram (DecodedBlock): buffer storage, operand windows, step forms, and the
 // TMOV-as-view analysis.
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 
 #include <algorithm>
 #include <map>
@@ -9,20 +9,20 @@
 #include "core/runtime/convert.h"
 #include "core/runtime/panels.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int64_t kArenaAlign = 64;
 constexpr int64_t kL0cRowAlign = 16;  // floats: C rows start 64-byte aligned
 
-class Planner {
+class Decoder {
  public:
-  explicit Planner(const BlockProgram& block) : block_(block) {
+  explicit Decoder(const BlockProgram& block) : block_(block) {
     plan_.block = block.id;
     plan_.name = block.name;
   }
 
-  BlockPlan run() {
+  DecodedBlock run() {
     for (const LocalBuffer& b : block_.buffers) add_buffer(b);
     mark_l0_views();
     for (int i = 0; i < static_cast<int>(block_.instrs.size()); ++i) add_step(i);
@@ -40,7 +40,7 @@ class Planner {
   }
 
   void add_buffer(const LocalBuffer& b) {
-    BufferPlan p;
+    DecodedBuffer p;
     p.id = b.id;
     p.name = b.name;
     p.level = b.level;
@@ -79,7 +79,7 @@ class Planner {
   LocalOperand local(const Operand& op) const {
     LocalOperand l;
     l.buf = index_.at(op.id);
-    const BufferPlan& b = plan_.buffers[l.buf];
+    const DecodedBuffer& b = plan_.buffers[l.buf];
     const int rank = b.shape.rank, q = static_cast<int>(op.extent.size());
     const int extra = q - rank;  // > 0: leading operand dims beyond the buffer's rank
     auto off = [&](int od) { return op.offset.empty() ? 0 : op.offset[od]; };
@@ -101,10 +101,10 @@ class Planner {
     src.strides = align_strides(extent, src.extent, plan_.buffers[src.buf].strides, match, where(instr));
   }
 
-  const BufferPlan& buf(const LocalOperand& l) const { return plan_.buffers[l.buf]; }
+  const DecodedBuffer& buf(const LocalOperand& l) const { return plan_.buffers[l.buf]; }
 
   // The lane (row for A panels, column for B panels) where a window starts.
-  static int64_t panel_lane(const BufferPlan& b, const LocalOperand& l) {
+  static int64_t panel_lane(const DecodedBuffer& b, const LocalOperand& l) {
     return b.panel_width == kPanelRowsA ? l.offset.back(1) : l.offset.back(0);
   }
 
@@ -114,12 +114,12 @@ class Planner {
     return true;
   }
 
-  static bool covers_all(const BufferPlan& b, const LocalOperand& l) {
+  static bool covers_all(const DecodedBuffer& b, const LocalOperand& l) {
     return at_origin(l) && l.extent.back(0) == b.shape.back(0) && l.extent.back(1) == b.shape.back(1);
   }
 
   void check_panel_window(int instr, const LocalOperand& l) const {
-    const BufferPlan& b = buf(l);
+    const DecodedBuffer& b = buf(l);
     if (b.shape.rank < 2) fail(instr, "Cube buffer '" + b.name + "' needs two dims");
     if (panel_lane(b, l) % b.panel_width != 0)
       fail(instr, "window of Cube buffer '" + b.name + "' starts at " + shape_str(l.offset.shape()) +
@@ -164,15 +164,15 @@ class Planner {
     if (in.op != Opcode::TMOV || in.src.size() != 1 || in.src[0].level == MemLevel::GM) return false;
     auto dst = index_.find(in.dst.id), src = index_.find(in.src[0].id);
     if (dst == index_.end() || src == index_.end()) return false;
-    const BufferPlan& d = plan_.buffers[dst->second];
-    const BufferPlan& s = plan_.buffers[src->second];
+    const DecodedBuffer& d = plan_.buffers[dst->second];
+    const DecodedBuffer& s = plan_.buffers[src->second];
     if (s.panel_width != d.panel_width || s.shape.rank < 2) return false;
     const LocalOperand dl = local(in.dst), sl = local(in.src[0]);
     return at_origin(dl) && panel_lane(s, sl) % s.panel_width == 0 && view_is_safe(i);
   }
 
   void mark_l0_views() {
-    for (BufferPlan& b : plan_.buffers) {
+    for (DecodedBuffer& b : plan_.buffers) {
       if (b.level != MemLevel::L0A && b.level != MemLevel::L0B) continue;
       bool any = false, all = true;
       for (int i = 0; i < static_cast<int>(block_.instrs.size()) && all; ++i) {
@@ -205,7 +205,7 @@ class Planner {
         s.dst = local(in.dst);
         s.gm = gm(in.src[0]);
         s.transpose = in.transpose;
-        const BufferPlan& d = buf(s.dst);
+        const DecodedBuffer& d = buf(s.dst);
         if (d.panel_width) {
           check_panel_window(i, s.dst);
           s.kind = StepKind::LoadPanels;
@@ -218,8 +218,8 @@ class Planner {
       case Opcode::TMOV: {
         s.dst = local(in.dst);
         s.a = local(in.src[0]);
-        const BufferPlan& d = buf(s.dst);
-        const BufferPlan& a = buf(s.a);
+        const DecodedBuffer& d = buf(s.dst);
+        const DecodedBuffer& a = buf(s.a);
         if (d.panel_width) {
           check_panel_window(i, s.dst);
           s.kind = d.l0_view ? StepKind::MovView : StepKind::MovPanels;
@@ -314,12 +314,12 @@ class Planner {
   }
 
   const BlockProgram& block_;
-  BlockPlan plan_;
+  DecodedBlock plan_;
   std::map<int, int> index_;  // buffer id -> index
 };
 
 }  // namespace
 
-BlockPlan plan_block(const BlockProgram& block) { return Planner(block).run(); }
+DecodedBlock decode_block(const BlockProgram& block) { return Decoder(block).run(); }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

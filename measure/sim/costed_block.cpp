@@ -1,4 +1,4 @@
-#include "measure/sim/block_plan.h"
+#include "measure/sim/costed_block.h"
 
 #include <algorithm>
 #include <cmath>
@@ -125,10 +125,10 @@ int ub_slots(const BlockProgram& block) {
 
 }  // namespace
 
-BlockPlan plan_block(const BlockProgram& block, const Target& target) {
+CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   Context c{block, target, {}};
   for (const LocalBuffer& b : block.buffers) c.buffers[b.id] = &b;
-  BlockPlan plan;
+  CostedBlock plan;
   plan.block = block.id;
   plan.core = block.core;
   plan.tasks_in_flight = block.core == CoreType::AIV ? ub_slots(block) : 1;
