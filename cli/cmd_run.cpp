@@ -6,6 +6,7 @@
 //
 // It measures through a Runner (measure/runner.h), the same path the tuner takes, so
 // what `run` reports is what tuning would record.
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -15,7 +16,9 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/program.h"
+#include "cost_model/estimate.h"
 #include "measure/runner.h"
+#include "measure/sim/simulator.h"
 
 namespace pto::cli {
 
@@ -45,44 +48,35 @@ std::string default_backend(const Target& target) { return target.kind == Target
 std::string percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
 
 // "S 0%  MTE1 12%  MTE2 61%  ..." in pipe order.
-std::string pipe_busy(const nlohmann::json& pipes) {
+std::string pipe_busy(const std::array<double, kNumPipes>& pipes) {
   std::string busy;
-  for (int p = 0; p < kNumPipes; ++p) {
-    const char* name = pipe_name(static_cast<Pipe>(p));
-    if (!pipes.contains(name)) continue;
-    busy += (busy.empty() ? "" : "  ") + std::string(name) + " " + percent(pipes[name].get<double>());
-  }
+  for (int p = 0; p < kNumPipes; ++p)
+    busy += (busy.empty() ? "" : "  ") + std::string(pipe_name(static_cast<Pipe>(p))) + " " + percent(pipes[p]);
   return busy;
 }
 
-// The rows of a simulated result: its time and, from the backend's detail
-// (measure/sim/sim_runner.cpp, the cost model's estimate), the bound and how busy each
-// pipe of each core type was.
+// The simulator's report (measure/sim/simulator.h): its time, the bound and how busy
+// each pipe of each core type was.
+std::vector<std::vector<std::string>> simulator_rows(const sim::SimResult& r, const measure::Measurement& m,
+                                                     const Target& target) {
+  std::vector<std::vector<std::string>> rows = {
+      {"time", format_ns(m.stats.median_ns) + " simulated (" + std::to_string(static_cast<int64_t>(r.cycles)) + " cycles)"},
+      {"bound", r.bound + " (" + percent(r.bound_utilisation) + " busy where it ran)"}};
+  for (const auto& [core, pipes] : r.pipe_utilisation) {
+    // The pipes' mean is over every core of the type; the bound's over the busy ones.
+    rows.push_back({std::string("pipes ") + core_type_name(core),
+                    pipe_busy(pipes) + "  (mean over " + std::to_string(target.cores(core)) + " cores, " +
+                        std::to_string(r.cores_used.at(core)) + " ran tasks)"});
+  }
+  return rows;
+}
+
+// The rows of a simulated result: the simulator's report, or the cost model's time and bound.
 std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement& m, const Target& target) {
-  const nlohmann::json detail = nlohmann::json::parse(m.detail_json.empty() ? "{}" : m.detail_json);
-  std::vector<std::vector<std::string>> rows;
-  if (m.backend == "sim") {
-    const auto cycles = static_cast<int64_t>(detail.value("cycles", 0.0));
-    rows.push_back({"time", format_ns(m.stats.median_ns) + " simulated (" + std::to_string(cycles) + " cycles)"});
-  } else {
-    rows.push_back({"time", format_ns(m.stats.median_ns) + " predicted by the cost model (simulated)"});
-  }
-  if (detail.contains("bound")) {
-    std::string bound = detail["bound"].get<std::string>();
-    if (detail.contains("bound_utilisation")) bound += " (" + percent(detail["bound_utilisation"].get<double>()) + " busy where it ran)";
-    rows.push_back({"bound", bound});
-  }
-  const nlohmann::json by_core = detail.value("pipe_utilisation", nlohmann::json::object());
-  const nlohmann::json used = detail.value("cores_used", nlohmann::json::object());
-  for (const auto& [core, pipes] : by_core.items()) {
-    std::string busy = pipe_busy(pipes);
-    if (used.contains(core)) {  // the pipes' mean is over every core; the bound's over the busy ones
-      const int64_t all = target.cores(core == "AIC" ? CoreType::AIC : CoreType::AIV);
-      busy += "  (mean over " + std::to_string(all) + " cores, " + std::to_string(used[core].get<int64_t>()) +
-              " ran tasks)";
-    }
-    rows.push_back({"pipes " + core, busy});
-  }
+  if (m.sim_report) return simulator_rows(*m.sim_report, m, target);
+  std::vector<std::vector<std::string>> rows = {
+      {"time", format_ns(m.stats.median_ns) + " predicted by the cost model (simulated)"}};
+  if (m.model_estimate) rows.push_back({"bound", bound_name(m.model_estimate->bound)});
   return rows;
 }
 
