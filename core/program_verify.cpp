@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "core/error.h"
@@ -117,7 +118,7 @@ class BlockVerifier {
     check_local(i, in.dst, "destination", {to});
     const LocalBuffer &src = *buffers_.at(in.src[0].id), &dst = *buffers_.at(in.dst.id);
     const char *a = cube_role(src), *b = cube_role(dst);
-    if (a && b && a != b) fail(i, "moving '" + src.name + "' into '" + dst.name + "' mixes the Cube's " + a + " and " + b + " operands");
+    if (a && b && std::string_view(a) != b) fail(i, "moving '" + src.name + "' into '" + dst.name + "' mixes the Cube's " + a + " and " + b + " operands");
   }
 
   // "A" or "B" for a buffer that holds a Cube operand, nullptr for others.
