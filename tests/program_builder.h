@@ -1,6 +1,7 @@
 // The one way tests write PTO programs by hand, independent of the compiler, for the
 // CPU runtime, the simulator and the program verifier alike:
 //   - gm(), local(): operands (a local window's offset defaults to the origin);
+//     gm_tensor(): a GM tensor;
 //   - add_buffer(), add_instr(): append to a BlockProgram; add_instr issues each
 //     instruction on the pipe codegen would (docs/compiler.md), so a hand-written
 //     program times in the simulator as a compiled one would;
@@ -36,6 +37,17 @@ inline Pipe pipe_of(const Instr& in) {
     case Opcode::WAIT_FLAG: return in.flag_dst;
     default: return Pipe::V;
   }
+}
+
+inline GmTensor gm_tensor(int id, std::string name, DType dtype, Shape shape, TensorRole role, int io_index = -1) {
+  GmTensor t;
+  t.id = id;
+  t.name = std::move(name);
+  t.role = role;
+  t.io_index = io_index;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  return t;
 }
 
 inline int add_buffer(BlockProgram& block, int id, std::string name, MemLevel level, DType dtype, Shape shape,
@@ -123,13 +135,7 @@ class ProgramBuilder {
  public:
   int tensor(const std::string& name, const Shape& shape, DType dtype, TensorRole role = TensorRole::Intermediate,
              int io_index = -1) {
-    GmTensor t;
-    t.id = static_cast<int>(p.tensors.size());
-    t.name = name;
-    t.role = role;
-    t.io_index = io_index;
-    t.dtype = dtype;
-    t.shape = shape;
+    GmTensor t = gm_tensor(static_cast<int>(p.tensors.size()), name, dtype, shape, role, io_index);
     t.strides = contiguous_strides(shape);
     p.tensors.push_back(t);
     return t.id;

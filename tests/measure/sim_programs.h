@@ -27,17 +27,9 @@ inline const Target& b1() {
 
 using pto::testing::BlockBuilder;
 using pto::testing::gm;
+using pto::testing::gm_tensor;
 using pto::testing::local;
 
-inline GmTensor gm_tensor(int id, std::string name, DType dtype, Shape shape, TensorRole role) {
-  GmTensor t;
-  t.id = id;
-  t.name = std::move(name);
-  t.role = role;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  return t;
-}
 
 inline Task make_task(int id, int block, CoreType core, std::vector<TensorBinding> bindings, std::vector<int> deps = {}) {
   Task t;
