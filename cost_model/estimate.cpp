@@ -90,13 +90,6 @@ constexpr double kVectorRepeatBytes = 256;
 // Below half the cores busy (averaged over its waves) a kernel is called imbalanced.
 constexpr double kImbalancedIdleFraction = 0.5;
 
-// The pieces of pipe work the model prices. MTE2 is one pipe: its loads come from HBM or
-// L2 and each waits a GM read latency. A core writes back through FIX (AIC) or MTE3 (AIV),
-// each store waiting a GM write latency.
-enum Part {
-  kMte2Hbm, kMte2L2, kReadLatency, kMte1, kCube, kVector, kFix, kMte3, kWriteLatency, kNumParts
-};
-
 // Where a kernel's GM bytes go.
 struct Traffic {
   double workspace_half = 0;  // fused workspace: written by the AIC, read back by the AIV
@@ -107,12 +100,15 @@ struct Traffic {
   double l2_bytes = 0;        // through L2: all GM traffic, split-K read-backs included
 };
 
-// One core type's share of a kernel: cycles per part, summed over its tasks.
+// One core type's share of a kernel: cycles per pipe part, summed over its tasks. MTE2
+// is one pipe: its loads come from HBM or L2 and each waits a GM read latency. A core
+// writes back through FIX (AIC) or MTE3 (AIV), each store waiting a GM write latency.
 struct CoreWork {
   int64_t tasks = 0;
   int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps)
   bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
-  std::array<TimeTerms, kNumParts> parts;
+  std::array<TimeTerms, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
+  TimeTerms& operator[](double Breakdown::*part) { return parts[breakdown_index(part)]; }
 };
 
 // How the busiest core of one type ran.
@@ -120,8 +116,7 @@ struct CoreRun {
   TimeTerms time;
   int64_t waves = 0;
   double idle_fraction = 0;
-  std::array<double, kNumParts> part_cycles{};
-  double task = 0, instr = 0;
+  Breakdown busy;  // its pipe parts and overheads, in cycles
 };
 
 // Stages running concurrently over `steps` equal steps: the slowest stage bounds the
@@ -384,40 +379,40 @@ struct CostModel::Impl {
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
     aiv.vector_tasks = true;
-    aiv.parts[kVector] = TimeTerms::term(c, Coef::Vector, vector) +
+    aiv[&Breakdown::vector] = TimeTerms::term(c, Coef::Vector, vector) +
                          TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
     // A vector task issues its loads back to back (and its stores): one latency each way.
-    aiv.parts[kReadLatency] =
+    aiv[&Breakdown::read_latency] =
         TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_loads, k.aiv_tasks) * t.gm_read_latency);
-    aiv.parts[kWriteLatency] =
+    aiv[&Breakdown::write_latency] =
         TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
     const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
     if (!k.uses_cube) {
-      aiv.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
-      aiv.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
-      aiv.parts[kMte3] = TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / t.ub_to_gm_bpc);
+      aiv[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
+      aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
+      aiv[&Breakdown::mte3] = TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / t.ub_to_gm_bpc);
       return;
     }
-    aiv.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
+    aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
     if (k.aiv_tasks > 0) {
-      aiv.parts[kMte3] = TimeTerms::term(
+      aiv[&Breakdown::mte3] = TimeTerms::term(
           c, Coef::OnChip, std::max(0.0, k.gm_write_bytes - traffic.workspace_half) / t.ub_to_gm_bpc);
     }
     const double cube_cycles = k.fractals * kernel_cycles_per_fractal(k);
     aic.tasks = k.aic_tasks;
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
-    aic.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
-    aic.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
-    aic.parts[kReadLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
-    aic.parts[kWriteLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
-    aic.parts[kMte1] = TimeTerms::term(
+    aic[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
+    aic[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
+    aic[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
+    aic[&Breakdown::write_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
+    aic[&Breakdown::mte1] = TimeTerms::term(
         c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc);
-    aic.parts[kCube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
+    aic[&Breakdown::cube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
                        TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
-    aic.parts[kFix] = TimeTerms::term(
+    aic[&Breakdown::fix] = TimeTerms::term(
         c, Coef::OnChip, k.l0c_out_bytes / std::min(t.l0c_to_ub_bpc, t.l2_write_bpc));
     if (k.split_k > 1) {  // an atomic add reads the partial sum back before writing it
-      aic.parts[kFix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
+      aic[&Breakdown::fix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
     }
   }
 
@@ -427,21 +422,22 @@ struct CostModel::Impl {
     run.waves = ceil_div(w.tasks, cores);
     run.idle_fraction = 1.0 - static_cast<double>(w.tasks) / static_cast<double>(run.waves * cores);
     const double share = static_cast<double>(run.waves) / static_cast<double>(w.tasks);
-    std::array<TimeTerms, kNumParts> busiest;
-    for (int p = 0; p < kNumParts; ++p) {
-      busiest[p] = w.parts[p] * share;
-      run.part_cycles[p] = busiest[p].value();
+    CoreWork busiest;
+    for (int p = 0; p < kNumBreakdownFields; ++p) {
+      if (kBreakdownFields[p].kind != BreakdownKind::Pipe) continue;
+      busiest.parts[p] = w.parts[p] * share;
+      run.busy.*kBreakdownFields[p].member = busiest.parts[p].value();
     }
     // A core type writes back through either FIX (AIC) or MTE3 (AIV): one pipe.
-    const std::array<TimeTerms, 5> work = {busiest[kMte2Hbm] + busiest[kMte2L2], busiest[kMte1],
-                                           busiest[kCube], busiest[kVector], busiest[kFix] + busiest[kMte3]};
+    const std::array<TimeTerms, 5> work = {busiest[&Breakdown::mte2_hbm] + busiest[&Breakdown::mte2_l2], busiest[&Breakdown::mte1],
+                                           busiest[&Breakdown::cube], busiest[&Breakdown::vector], busiest[&Breakdown::fix] + busiest[&Breakdown::mte3]};
     if (nbuffer >= 2 && w.vector_tasks) {
-      run.time = tasks_in_flight(work, busiest[kReadLatency] + busiest[kWriteLatency],
+      run.time = tasks_in_flight(work, busiest[&Breakdown::read_latency] + busiest[&Breakdown::write_latency],
                                  static_cast<double>(run.waves), nbuffer);
     } else {
       std::array<TimeTerms, 5> pipes = work;  // each transfer holds its pipe for the GM latency
-      pipes.front() += busiest[kReadLatency];
-      pipes.back() += busiest[kWriteLatency];
+      pipes.front() += busiest[&Breakdown::read_latency];
+      pipes.back() += busiest[&Breakdown::write_latency];
       if (nbuffer >= 2) {
         run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
       } else {
@@ -451,8 +447,8 @@ struct CostModel::Impl {
     const TimeTerms task = TimeTerms::term(c, Coef::Task, run.waves);
     const TimeTerms instr = TimeTerms::term(c, Coef::Instr, run.waves * instrs_per_task);
     run.time += task + instr;
-    run.task = task.value();
-    run.instr = instr.value();
+    run.busy.task = task.value();
+    run.busy.instr = instr.value();
     return run;
   }
 
@@ -500,18 +496,9 @@ struct CostModel::Impl {
       detail->time_ns = total.value();
       Breakdown& b = detail->breakdown;
       for (const CoreRun* run : {&aic_run, &aiv_run}) {
-        const auto& p = run->part_cycles;
-        b.mte2_hbm = std::max(b.mte2_hbm, p[kMte2Hbm]);
-        b.mte2_l2 = std::max(b.mte2_l2, p[kMte2L2]);
-        b.mte1 = std::max(b.mte1, p[kMte1]);
-        b.cube = std::max(b.cube, p[kCube]);
-        b.vector = std::max(b.vector, p[kVector]);
-        b.fix = std::max(b.fix, p[kFix]);
-        b.mte3 = std::max(b.mte3, p[kMte3]);
-        b.read_latency = std::max(b.read_latency, p[kReadLatency]);
-        b.write_latency = std::max(b.write_latency, p[kWriteLatency]);
-        b.task = std::max(b.task, run->task);
-        b.instr = std::max(b.instr, run->instr);
+        for (const BreakdownField& f : kBreakdownFields) {
+          if (f.kind != BreakdownKind::KernelWide) b.*f.member = std::max(b.*f.member, run->busy.*f.member);
+        }
       }
       b.launch = launch.value();
       b.hbm_roofline = hbm_roof.value();
@@ -591,11 +578,7 @@ struct CostModel::Impl {
   void to_ns(KernelEstimate& k) const {
     k.time_ns *= ns_per_cycle;
     Breakdown& b = k.breakdown;
-    for (double* f : {&b.mte2_hbm, &b.mte2_l2, &b.read_latency, &b.mte1, &b.cube, &b.vector, &b.fix,
-                      &b.mte3, &b.write_latency, &b.launch, &b.task, &b.instr, &b.hbm_roofline,
-                      &b.l2_roofline}) {
-      *f *= ns_per_cycle;
-    }
+    for (const BreakdownField& f : kBreakdownFields) b.*f.member *= ns_per_cycle;
   }
 
   double predict_ns(const TileConfig& config) const {
