@@ -6,27 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_model/estimate.h"
+#include "cost_model/format_ns.h"
 
 namespace pto {
 
 using nlohmann::json;
 
 namespace {
-
-// "812 ns", "3.41 us", "1.640 ms", "2.05 s".
-std::string format_ns(double ns) {
-  char buf[32];
-  if (ns < 1e3) {
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  } else if (ns < 1e6) {
-    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  } else if (ns < 1e9) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  }
-  return buf;
-}
 
 std::string format(const char* fmt, double a) {
   char buf[64];
