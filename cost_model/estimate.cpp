@@ -50,8 +50,10 @@
 //   Program:  T = Σ_kernels (launch + T_kernel)  — an unfused partition pays one more launch
 //   and its intermediates' round trip (through L2 while they fit, else HBM); a fused one
 //   keeps them on chip.
-//   Host targets (soft capacities): overflow = Σ_levels max(0, 1 − capacity / footprint) over
-//   L1/L0A/L0B/L0C (Cube) or UB (vector): the spilled fraction slows the compute pipe.
+//   Soft capacities (hard_capacity false): overflow = Σ_levels max(0, 1 − capacity / footprint)
+//   over L1/L0A/L0B/L0C (Cube) or UB (vector): the spilled fraction slows the compute pipe.
+//   The CPU targets (kind "cpu") are priced by cost_model/host_model.h instead: the same
+//   coefficients, the CPU runtime's terms.
 //
 // Simplification: the summary does not split GM reads between the AIC and AIV of a fused
 // kernel, so epilogue operands other than the workspace are charged to the AIC's MTE2;
@@ -61,8 +63,10 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 
 #include "core/error.h"
+#include "cost_model/host_model.h"
 #include "cost_model/l2_traffic.h"
 #include "cost_model/pipe_overlap.h"
 
@@ -120,6 +124,7 @@ struct CostModel::Impl {
   double peak_cube_flops_per_cycle = 0;    // one AIC, for the machine balance
   std::array<std::array<double, kNumDTypes>, kNumOpKinds> vector_latency{};
   std::array<std::array<double, kNumDTypes>, kNumOpKinds> vector_cycles_per_repeat{};
+  std::optional<HostModel> host;  // CPU targets: their own prices (cost_model/host_model.h)
 
   Impl(const TensorGraph& g, const Target& t, Coefficients c)
       : graph(g), target(t), coefficients(std::move(c)), analyzer(graph, target) {
@@ -127,6 +132,7 @@ struct CostModel::Impl {
     ns_per_cycle = 1000.0 / target.clock_mhz;
     tabulate_cube();
     tabulate_vector();
+    if (is_host_target(target)) host.emplace(target);
   }
 
   void validate_target() const {
@@ -288,6 +294,11 @@ struct CostModel::Impl {
   // One kernel's time in cycles, its launch included; fills `detail` (in cycles) when given.
   TimeTerms kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                         KernelEstimate* detail) const {
+    if (host) {
+      const TimeTerms total = host->kernel_time(k, config, c, detail);
+      if (detail) detail->bound = kernel_bound(*detail);
+      return total;
+    }
     const Target& t = target;
     const Traffic traffic = kernel_traffic(k, config, target);
     CoreWork aic, aiv;
