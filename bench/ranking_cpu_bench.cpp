@@ -232,7 +232,7 @@ CaseRun measure_case(const Case& c, const Options& o, const Target& model_target
 }
 
 // Fits on every workload but `left_out` and scores `left_out` with the fitted model.
-Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out) {
+Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out, bool verbose) {
   std::vector<SampleSet> sets;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i != left_out) sets.push_back({runs[i].model.get(), runs[i].samples});
@@ -240,6 +240,7 @@ Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out) {
   CalibrationOptions fit;
   fit.backend = "cpu";
   const CalibrationReport report = calibrate(sets, fit);
+  if (verbose) std::cerr << "fit without " << runs[left_out].c->key << ":\n" << report.to_string();
   CaseRun& r = runs[left_out];
   const CostModel fitted(r.graph, r.model->target(), report.after);
   return score(predictions(fitted, r.samples), medians(r.samples));
@@ -288,7 +289,7 @@ int run(int argc, char** argv) {
     runs.push_back(measure_case(c, o, model_target, *cpu));
   }
   if (runs.size() >= 2) {
-    for (size_t i = 0; i < runs.size(); ++i) runs[i].loo = leave_one_out(runs, i);
+    for (size_t i = 0; i < runs.size(); ++i) runs[i].loo = leave_one_out(runs, i, o.verbose);
   }
   print_tables(runs);
   return 0;

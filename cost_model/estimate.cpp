@@ -132,7 +132,7 @@ struct CostModel::Impl {
     ns_per_cycle = 1000.0 / target.clock_mhz;
     tabulate_cube();
     tabulate_vector();
-    if (is_host_target(target)) host.emplace(target);
+    if (is_host_target(target)) host.emplace(graph, target);
   }
 
   void validate_target() const {

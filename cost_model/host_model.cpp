@@ -18,12 +18,15 @@ constexpr double kFmaPerCycle = 2;          // FMA instructions per cycle
 constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
 constexpr double kBlockCycles = 12;         // a register block's call and zeroing
 constexpr double kBlockRowCycles = 4;       // per row of a block: its C row's address, masks
-constexpr double kPackABytesPerCycle = 4;   // GM -> A panels (8x8 transposes)
-constexpr double kPackBBytesPerCycle = 8;   // GM -> B panels (row copies)
-constexpr double kRowCopyBytesPerCycle = 8; // vector TLOAD rows, with conversion
+constexpr double kPackABytesPerCycle = 2;   // GM -> A panels (8x8 transposes)
+constexpr double kPackBBytesPerCycle = 3;   // GM -> B panels (row copies)
+constexpr double kLlcPackBytesPerCycle = 1; // packing an operand that only the LLC holds
+constexpr double kRowCopyBytesPerCycle = 4; // vector TLOAD rows, with conversion
 constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
-constexpr double kInstrCycles = 8;          // one step of a task: a switch, a few additions
-constexpr double kRowCallCycles = 6;        // one call of a row loop (vector_ops.cpp)
+constexpr double kLlcStoreBytesPerCycle = 2; // UB -> GM beyond L2: write-allocate and evictions
+constexpr double kInstrCycles = 50;         // one step of a task: dispatch, views, checks
+constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
+constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
 constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
 constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
 constexpr double kLlcBytesPerCycle = 12;    // the shared last-level cache -> L1d
@@ -37,13 +40,22 @@ int64_t level_bytes(const KernelSummary& k, MemLevel level) {
 
 bool is_host_target(const Target& target) { return target.kind == "cpu"; }
 
+// Bytes of one element of the kernel's Cube inputs.
+double HostModel::input_bytes(const KernelSummary& k) const {
+  for (NodeId n : k.nodes) {
+    const Node& node = graph_.node(n);
+    if (node.kind == OpKind::Matmul) return dtype_size(graph_.node(node.inputs[0]).dtype);
+  }
+  return 4;
+}
+
 // One kernel's work, summed over its tasks (cycles), by Breakdown part.
 struct HostModel::Work {
   int64_t tasks = 0;
   TimeTerms cube, cube_floor, vector, onchip, spill, pack, cold, instr;
 };
 
-HostModel::HostModel(const Target& target) : target_(target) {
+HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(graph), target_(target) {
   if (target.simd_bytes == 32) {  // AVX2: 4 x 16 (core/runtime/microkernel.h)
     block_rows_ = 4;
     block_cols_ = 16;
@@ -117,10 +129,18 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     w.cube_floor += TimeTerms::term(c, Coef::Spill, tmatmuls * fill * per_tmatmul / cache_bytes_per_cycle(l1_set));
   }
 
-  // Packing: each TLOAD reads its operand window from GM into panels.
+  // Packing: each TLOAD reads its operand window from GM into panels, row by row of the
+  // row-major operand: kAL1-long runs of A, nL1-long runs of B. Each run starts a new
+  // stream the prefetcher has not seen, and waits on the cache holding the operand.
   for (const TensorRead& read : k.reads) {
-    if (read.tensor == k.cube_a) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kPackABytesPerCycle);
-    if (read.tensor == k.cube_b) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kPackBBytesPerCycle);
+    const bool is_a = read.tensor == k.cube_a;
+    if (!is_a && read.tensor != k.cube_b) continue;
+    const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
+    const double rate = !in_l2 ? kLlcPackBytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
+    w.pack += TimeTerms::term(c, Coef::L2, read.bytes / rate);
+    const double runs = read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k));
+    const double wait = in_l2 ? target_.l1_copy_latency : target_.gm_read_latency / 2.0;
+    w.pack += TimeTerms::term(c, Coef::Latency, runs * wait);
   }
   const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
   w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / kStoreBytesPerCycle);
@@ -135,7 +155,7 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   double elements = 0;
   for (const VectorWork& v : k.vector_work) {
     const double e = static_cast<double>(v.elements);
-    w.vector += TimeTerms::term(c, Coef::Vector, e * vector_cycles_per_element(v.op, v.dtype));
+    w.vector += TimeTerms::term(c, Coef::Vector, e * (kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype)));
     // Row calls: per row of the instruction's tile, at most one per element.
     const double calls = std::min(e, static_cast<double>(v.instrs) * rows);
     w.instr += TimeTerms::term(c, Coef::Instr, calls * kRowCallCycles);
@@ -144,9 +164,13 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   if (ub > target_.ub) {  // each pass reads and writes its operands beyond L1d
     w.spill += TimeTerms::term(c, Coef::Spill, elements * 3 * 4 / pass_bytes_per_cycle);
   }
-  if (!k.uses_cube) {
-    w.pack += TimeTerms::term(c, Coef::L2, k.gm_read_bytes / kRowCopyBytesPerCycle);
-    w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / kStoreBytesPerCycle);
+  if (!k.uses_cube) {  // row loads (from the LLC for a tensor larger than L2) and stores
+    for (const TensorRead& read : k.reads) {
+      const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
+      w.pack += TimeTerms::term(c, Coef::L2, read.bytes / (in_l2 ? kRowCopyBytesPerCycle : kLlcPackBytesPerCycle));
+    }
+    const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
+    w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
   }
 }
 

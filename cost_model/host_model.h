@@ -20,10 +20,14 @@
 //             working set (A, B panels x nbuffer, C) overflows L1d / L2, as a floor under
 //             the FMA time (the prefetcher overlaps the two).
 //     l2      packing: every TLOAD reads its operand from GM into panels — A once per
-//             N tile, B once per M tile — at the packing rate (A transposes 8x8 blocks).
+//             N tile, B once per M tile — at the packing rate (A transposes 8x8 blocks);
+//     latency and per row of the operand it reads (kAL1 elements of A, nL1 of B), a
+//             wait on the cache that holds the operand (L2, else the LLC): narrow tiles
+//             of a wide operand pack slowly.
 //     hbm     the loads that miss the LLC (cost_model/l2_traffic.h), at DRAM speed.
 //   Vector tasks (core/runtime/vector_ops.h):
-//     vector  elements x cycles per element of each op (the target's vector costs);
+//     vector  elements x (a pass's load and store + the op's cycles per element, from the
+//             target's vector costs);
 //     instr   one row-loop call per row of each instruction's tile: an instruction whose
 //             last dim is 1 (a row max, a row sum) pays it per element;
 //     spill   each pass re-read from L2 (or the LLC) when the task's UB tile overflows L1d;
@@ -36,6 +40,7 @@
 
 #include "core/analyze.h"
 #include "core/target.h"
+#include "core/tensor_graph.h"
 #include "core/tile_config.h"
 #include "cost_model/coefficients.h"
 #include "cost_model/estimate.h"
@@ -48,7 +53,7 @@ bool is_host_target(const Target& target);
 
 class HostModel {
  public:
-  explicit HostModel(const Target& target);  // kept by reference
+  HostModel(const TensorGraph& graph, const Target& target);  // both kept by reference
 
   // One kernel's time in cycles, its launch included. Fills `detail` (cycles; everything
   // but its bound) when given.
@@ -66,6 +71,9 @@ class HostModel {
   void vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const;
   double vector_cycles_per_element(OpKind op, DType dtype) const;
   double cache_bytes_per_cycle(int64_t working_set) const;
+  double input_bytes(const KernelSummary& k) const;
+
+  const TensorGraph& graph_;
 
   const Target& target_;
   int block_rows_ = 8, block_cols_ = 48;  // the micro-kernel's register tile

@@ -125,7 +125,8 @@ TEST(HostModel, PackingGrowsWithTheTilesThatRepackAnOperand) {
 
 TEST(HostModel, NarrowRegisterBlocksCostMorePerFlop) {
   const Target target = fixed_host();
-  const HostModel host(target);
+  const TensorGraph g = build_graph(matmul_workload(64, 64, 64, DType::F32));
+  const HostModel host(g, target);
   std::mt19937 rng(4);
   for (int i = 0; i < 20; ++i) {
     const int64_t m = 16 * (1 + rng() % 8), k = 16 * (1 + rng() % 16);
