@@ -16,6 +16,7 @@
 //   build/bench/ranking_cpu_bench [--samples 12] [--seed 1] [--threads 1] [--filter S]
 //                                 [--min-time-ms 30] [--repetitions 7]
 //                                 [--clock cpu|wall] [--save FILE | --load FILE]
+//                                 [--prior-weight W] [--verbose 1]
 //
 // --save writes every measurement (workload key, config, median / p10 / p90 ns) as JSON
 // lines; --load scores those instead of measuring, so a model change can be re-scored
@@ -78,6 +79,7 @@ struct Options {
   std::string save, load;
   bool cpu_time = true;
   bool verbose = false;  // --verbose 1: every sample, measured and predicted, on stderr
+  double prior_weight = CalibrationOptions{}.prior_weight;
 };
 
 Options parse_options(int argc, char** argv) {
@@ -98,6 +100,8 @@ Options parse_options(int argc, char** argv) {
       o.repetitions = std::stoi(value);
     } else if (arg == "--filter") {
       o.filter = value;
+    } else if (arg == "--prior-weight") {
+      o.prior_weight = std::stod(value);
     } else if (arg == "--verbose") {
       o.verbose = value == "1";
     } else if (arg == "--clock") {
@@ -109,7 +113,7 @@ Options parse_options(int argc, char** argv) {
       o.load = value;
     } else {
       usage_error("ranking_cpu_bench: unknown option '" + arg +
-                  "' (known: --samples, --seed, --threads, --min-time-ms, --repetitions, --filter, --clock, --save, --load, --verbose)");
+                  "' (known: --samples, --seed, --threads, --min-time-ms, --repetitions, --filter, --clock, --save, --load, --verbose, --prior-weight)");
     }
   }
   if (o.samples < 6) usage_error("ranking_cpu_bench: --samples must be at least 6, got " + std::to_string(o.samples));
@@ -232,15 +236,16 @@ CaseRun measure_case(const Case& c, const Options& o, const Target& model_target
 }
 
 // Fits on every workload but `left_out` and scores `left_out` with the fitted model.
-Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out, bool verbose) {
+Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out, const Options& o) {
   std::vector<SampleSet> sets;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i != left_out) sets.push_back({runs[i].model.get(), runs[i].samples});
   }
   CalibrationOptions fit;
   fit.backend = "cpu";
+  fit.prior_weight = o.prior_weight;
   const CalibrationReport report = calibrate(sets, fit);
-  if (verbose) std::cerr << "fit without " << runs[left_out].c->key << ":\n" << report.to_string();
+  if (o.verbose) std::cerr << "fit without " << runs[left_out].c->key << ":\n" << report.to_string();
   CaseRun& r = runs[left_out];
   const CostModel fitted(r.graph, r.model->target(), report.after);
   return score(predictions(fitted, r.samples), medians(r.samples));
@@ -289,7 +294,7 @@ int run(int argc, char** argv) {
     runs.push_back(measure_case(c, o, model_target, *cpu));
   }
   if (runs.size() >= 2) {
-    for (size_t i = 0; i < runs.size(); ++i) runs[i].loo = leave_one_out(runs, i, o.verbose);
+    for (size_t i = 0; i < runs.size(); ++i) runs[i].loo = leave_one_out(runs, i, o);
   }
   print_tables(runs);
   return 0;
