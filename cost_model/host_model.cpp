@@ -2,7 +2,6 @@
 #include "cost_model/host_model.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "cost_model/l2_traffic.h"
 
@@ -11,9 +10,10 @@ namespace pto {
 namespace {
 
 // Nominal rates of the CPU runtime, in cycles or bytes per cycle of one core; the
-// coefficients scale them (calibration fits them to measured runs). From
-// results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run next to ~64 % in the
-// micro-kernel) and the shape of the loops.
+// coefficients scale them (calibration fits them to measured runs). From the shape of
+// the runtime's loops, results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run
+// next to ~64 % in the micro-kernel), and chosen by hand against measured one-thread
+// runs on a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seed 1).
 constexpr double kFmaPerCycle = 2;          // FMA instructions per cycle
 constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
 constexpr double kBlockCycles = 12;         // a register block's call and zeroing
