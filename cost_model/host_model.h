@@ -36,6 +36,10 @@
 //   Threads: tasks are taken by free threads in order, so the busiest thread runs
 //   waves = ceil(tasks / threads) average tasks. Kernel = max(busiest thread, DRAM
 //   roofline) + launch (a parallel region).
+// In the Breakdown (`pto-tune explain`), which keeps the NPU's pipe names: cube = FMA
+// time (or its cache floor), vector, mte2_l2 = packing and row loads, mte2_hbm = LLC
+// misses, mte1 = cache overflow, fix / mte3 = C traffic and stores, instr, task, launch,
+// hbm_roofline = the DRAM floor.
 #pragma once
 
 #include "core/analyze.h"
