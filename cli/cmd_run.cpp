@@ -17,24 +17,13 @@
 #include "core/op_library.h"
 #include "core/program.h"
 #include "cost_model/estimate.h"
+#include "cost_model/format_ns.h"
 #include "measure/runner.h"
 #include "measure/sim/simulator.h"
 
 namespace pto::cli {
 
 namespace {
-
-std::string format_ns(double ns) {
-  char text[32];
-  if (ns >= 1e6) {
-    std::snprintf(text, sizeof text, "%.3f ms", ns / 1e6);
-  } else if (ns >= 1e3) {
-    std::snprintf(text, sizeof text, "%.2f us", ns / 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.0f ns", ns);
-  }
-  return text;
-}
 
 std::string format_error(double err) {
   char text[32];

@@ -5,9 +5,10 @@
 //   Entry points  CostModel::estimate (with breakdown), CostModel::score (times only),
 //                 CostModel::terms (the prediction as a linear form, for calibration).
 //   The work      Impl::kernel_time prices one fused kernel; Impl::core_time prices one
-//                 core type's share of it; Impl::traffic and Impl::split_work turn the
-//                 summary's totals into bytes per path and per-pipe cycles. The rest is
-//                 bookkeeping for the breakdown.
+//                 core type's share of it; kernel_traffic (cost_model/l2_traffic.h) and
+//                 Impl::split_work turn the summary's totals into bytes per path and
+//                 per-pipe cycles; cost_model/pipe_overlap.h overlaps the pipes. The rest
+//                 is bookkeeping for the breakdown.
 //   Knobs         the Coefficients (cost_model/coefficients.h); the Target's rates; the
 //                 config's nbuffer and l2_group (the rest of the config is already in the
 //                 summary).
@@ -19,20 +20,7 @@
 //   Per kernel, per core type (AIC: Cube kernels; AIV: vector kernels and the epilogue
 //   of a fused Cube kernel), pipe work summed over the tasks:
 //     MTE2  hbm · cold_bytes / gm_read_bpc  +  l2 · hit_bytes / l2_read_bpc  +  latency · loads · gm_read_latency
-//           L2 reuse from first touches and re-reads of each GM tensor the kernel reads
-//           (the summary's `reads`): a tensor an earlier kernel left in L2 (it fits,
-//           with what was touched since) always hits. Otherwise:
-//           Cube operands, for the busiest core: its first-wave tile is cold (all cores
-//             start together on cold panels and wait on the same HBM fill); a later tile
-//             is cold in the waves that reach panels no earlier wave touched (their count:
-//             the panels left after the first wave, as many per wave as the first wave
-//             touched); other re-reads hit while the kernel's footprint fits in L2, else
-//             the later waves hit at the PyPTO guide's steady-state ratio for the tiles
-//             in flight in one wave, mDim×nDim (l2_group, else row-major order):
-//               hit = 1 − (mL1/nDim + nL1/mDim) / (mL1 + nL1)
-//           Other reads (vector kernels, epilogue operands): the first wave's cores wait
-//             on the first fill (min(cores, re-reads) × distinct bytes), the rest hit;
-//           the fused Cube→vector workspace always hits.
+//           cold and hit bytes from the L2/HBM traffic model (cost_model/l2_traffic.h)
 //     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc)
 //     M     (cube + spill · overflow) · fractals · cycles per fractal
 //           (1 on the NPU; 2·m·k·n / cpu_flops_per_cycle on the host)
@@ -58,15 +46,14 @@
 //   Kernel: split cores (910B) run AIC and AIV concurrently, as a two-stage pipeline over
 //   the AIC waves; a single pool (host) adds them. Then the shared-bandwidth roofline:
 //     T_kernel = max(T_cores, hbm · HBM bytes / HBM bandwidth, l2 · GM traffic / L2 bandwidth)
-//   HBM bytes: each tensor's first touch (its distinct bytes; a Cube operand of a kernel
-//   that overflows L2: the first wave plus the steady-state misses), nothing for a tensor
-//   left in L2, and writes beyond what the write-back L2 absorbs (its capacity); the fused
-//   workspace stays in L2.
+//   HBM and L2 bytes: cost_model/l2_traffic.h.
 //   Program:  T = Σ_kernels (launch + T_kernel)  — an unfused partition pays one more launch
 //   and its intermediates' round trip (through L2 while they fit, else HBM); a fused one
 //   keeps them on chip.
-//   Host targets (soft capacities): overflow = Σ_levels max(0, 1 − capacity / footprint) over
-//   L1/L0A/L0B/L0C (Cube) or UB (vector): the spilled fraction slows the compute pipe.
+//   Soft capacities (hard_capacity false): overflow = Σ_levels max(0, 1 − capacity / footprint)
+//   over L1/L0A/L0B/L0C (Cube) or UB (vector): the spilled fraction slows the compute pipe.
+//   The CPU targets (kind "cpu") are priced by cost_model/host_model.h instead: the same
+//   coefficients, the CPU runtime's terms.
 //
 // Simplification: the summary does not split GM reads between the AIC and AIV of a fused
 // kernel, so epilogue operands other than the workspace are charged to the AIC's MTE2;
@@ -76,8 +63,12 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 
 #include "core/error.h"
+#include "cost_model/host_model.h"
+#include "cost_model/l2_traffic.h"
+#include "cost_model/pipe_overlap.h"
 
 namespace pto {
 
@@ -90,29 +81,15 @@ constexpr double kVectorRepeatBytes = 256;
 // Below half the cores busy (averaged over its waves) a kernel is called imbalanced.
 constexpr double kImbalancedIdleFraction = 0.5;
 
-// The pieces of pipe work the model prices. MTE2 is one pipe: its loads come from HBM or
-// L2 and each waits a GM read latency. A core writes back through FIX (AIC) or MTE3 (AIV),
-// each store waiting a GM write latency.
-enum Part {
-  kMte2Hbm, kMte2L2, kReadLatency, kMte1, kCube, kVector, kFix, kMte3, kWriteLatency, kNumParts
-};
-
-// Where a kernel's GM bytes go.
-struct Traffic {
-  double workspace_half = 0;  // fused workspace: written by the AIC, read back by the AIV
-  double operand_bytes = 0;   // GM loads other than the fused workspace
-  double cold_bytes = 0;      // of those, loads that wait on an HBM fill
-  double hit = 0;             // L2 hit ratio of the operand loads: 1 - cold / operand
-  double hbm_bytes = 0;       // through HBM: read misses, writes the L2 cannot absorb
-  double l2_bytes = 0;        // through L2: all GM traffic, split-K read-backs included
-};
-
-// One core type's share of a kernel: cycles per part, summed over its tasks.
+// One core type's share of a kernel: cycles per pipe part, summed over its tasks. MTE2
+// is one pipe: its loads come from HBM or L2 and each waits a GM read latency. A core
+// writes back through FIX (AIC) or MTE3 (AIV), each store waiting a GM write latency.
 struct CoreWork {
   int64_t tasks = 0;
   int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps)
   bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
-  std::array<TimeTerms, kNumParts> parts;
+  std::array<TimeTerms, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
+  TimeTerms& operator[](double Breakdown::*part) { return parts[breakdown_index(part)]; }
 };
 
 // How the busiest core of one type ran.
@@ -120,35 +97,8 @@ struct CoreRun {
   TimeTerms time;
   int64_t waves = 0;
   double idle_fraction = 0;
-  std::array<double, kNumParts> part_cycles{};
-  double task = 0, instr = 0;
+  Breakdown busy;  // its pipe parts and overheads, in cycles
 };
-
-// Stages running concurrently over `steps` equal steps: the slowest stage bounds the
-// steady state; the others add their share of one step (pipeline fill and drain).
-TimeTerms overlapped(std::span<const TimeTerms> stages, double steps) {
-  TimeTerms sum, slowest;
-  for (const TimeTerms& s : stages) {
-    sum += s;
-    slowest = max(slowest, s);
-  }
-  return slowest + (sum - slowest) * (1.0 / std::max(steps, 1.0));
-}
-
-// `waves` vector tasks on one core that holds `nbuffer` of them at once (n-slot UB
-// buffers): the next task's loads run while the previous one computes, and a GM
-// transfer's latency hides behind the transfer before it on its pipe, so the latency
-// shows once, not per transfer. Two bounds, the larger wins: the busiest pipe plus one
-// fill and drain (the first load's latency, one task's share of the other pipes, the
-// last store's latency); and each task's chain (load latency, loads, compute, store
-// latency, store), of which nbuffer run side by side.
-TimeTerms tasks_in_flight(std::span<const TimeTerms> work, const TimeTerms& latency, double waves,
-                          int nbuffer) {
-  const TimeTerms pipe_bound = overlapped(work, waves) + latency * (1.0 / std::max(waves, 1.0));
-  TimeTerms chain = latency;
-  for (const TimeTerms& w : work) chain += w;
-  return max(pipe_bound, chain * (1.0 / nbuffer));
-}
 
 double overflow_fraction(int64_t footprint, int64_t capacity) {
   if (footprint <= capacity || footprint <= 0) return 0;
@@ -174,6 +124,7 @@ struct CostModel::Impl {
   double peak_cube_flops_per_cycle = 0;    // one AIC, for the machine balance
   std::array<std::array<double, kNumDTypes>, kNumOpKinds> vector_latency{};
   std::array<std::array<double, kNumDTypes>, kNumOpKinds> vector_cycles_per_repeat{};
+  std::optional<HostModel> host;  // CPU targets: their own prices (cost_model/host_model.h)
 
   Impl(const TensorGraph& g, const Target& t, Coefficients c)
       : graph(g), target(t), coefficients(std::move(c)), analyzer(graph, target) {
@@ -181,6 +132,7 @@ struct CostModel::Impl {
     ns_per_cycle = 1000.0 / target.clock_mhz;
     tabulate_cube();
     tabulate_vector();
+    if (is_host_target(target)) host.emplace(graph, target);
   }
 
   void validate_target() const {
@@ -259,124 +211,6 @@ struct CostModel::Impl {
     return sum;
   }
 
-  // The PyPTO guide's steady-state L2 hit ratio of Cube operand loads: the tiles of one
-  // wave share their panels, nothing is reused across waves.
-  double steady_state_hit_ratio(const KernelSummary& k, const TileConfig& config) const {
-    const size_t r = k.tile.size();
-    if (!k.uses_cube || r < 2) return 0;
-    const double mL1 = k.tile[r - 2], nL1 = k.tile[r - 1];
-    const int64_t m_tiles = k.tile_counts[r - 2], n_tiles = k.tile_counts[r - 1];
-    int64_t width = n_tiles, height = m_tiles;
-    if (config.l2_group) {
-      height = std::min(config.l2_group->first, m_tiles);
-      width = std::min(config.l2_group->second, n_tiles);
-    }
-    const int64_t in_flight = tiles_in_flight(k);
-    const double n_dim = std::min(in_flight, width);
-    const double m_dim = std::min(height, ceil_div(in_flight, static_cast<int64_t>(n_dim)));
-    return 1.0 - (mL1 / n_dim + nL1 / m_dim) / (mL1 + nL1);
-  }
-
-  // Output tiles the AIC cores work on at once (split-K: each tile's chunks side by side).
-  int64_t tiles_in_flight(const KernelSummary& k) const {
-    return std::min<int64_t>(num_elements(k.tile_counts),
-                             std::max<int64_t>(1, target.aic_cores / std::max<int64_t>(k.split_k, 1)));
-  }
-
-  // Rows and columns of one batch entry's tile grid that the first wave of tiles covers,
-  // in dispatch order (row-major, or groups of l2_group rows x columns).
-  std::pair<int64_t, int64_t> first_wave_extent(const KernelSummary& k, const TileConfig& config) const {
-    const size_t r = k.tile.size();
-    const int64_t m_tiles = k.tile_counts[r - 2], n_tiles = k.tile_counts[r - 1];
-    const int64_t wave = tiles_in_flight(k);
-    if (wave >= m_tiles * n_tiles) return {m_tiles, n_tiles};
-    int64_t h = 1, w = n_tiles;
-    if (config.l2_group) {
-      h = std::min(config.l2_group->first, m_tiles);
-      w = std::min(config.l2_group->second, n_tiles);
-    }
-    // Full bands of h rows, then full groups of h x w tiles, then rows of a partial group.
-    const int64_t band = h * n_tiles, group = h * w;
-    const int64_t bands = wave / band, groups = wave % band / group, rest = wave % band % group;
-    if (bands > 0) {
-      const int64_t partial_rows = groups > 0 ? h : std::min(h, ceil_div(rest, w));
-      return {std::min(m_tiles, bands * h + partial_rows), n_tiles};
-    }
-    if (groups > 0) return {h, std::min(n_tiles, groups * w + std::min(w, rest))};
-    return {ceil_div(rest, w), std::min(w, rest)};
-  }
-
-  // Loads of one Cube operand that wait on an HBM fill, and its HBM bytes, for the busiest
-  // core (the one the kernel waits for). The first wave starts cold: its cores wait on the
-  // fills of the panels they share. A later wave that reaches a panel no earlier wave
-  // touched waits on that fill too; the other re-reads hit while the kernel's footprint
-  // fits in L2 (else the guide's steady state holds for the later waves). `cold` is the
-  // busiest core's loads scaled back to all tiles, as the rest of the model counts work.
-  struct ColdReads {
-    double cold = 0;  // loads at the HBM fill rate (a core's own fetch or a shared one)
-    double hbm = 0;   // bytes fetched from HBM
-  };
-  ColdReads cube_operand_cold(const KernelSummary& k, const TensorRead& read, bool is_a,
-                              const TileConfig& config) const {
-    if (read.l2_resident) return {};
-    const size_t r = k.tile.size();
-    const int64_t m_tiles = k.tile_counts[r - 2], n_tiles = k.tile_counts[r - 1];
-    const int64_t grid = m_tiles * n_tiles;
-    const int64_t tiles = num_elements(k.tile_counts), batch = tiles / grid;
-    const double per_tile = read.bytes / static_cast<double>(tiles);
-    const int64_t wave = tiles_in_flight(k), waves = ceil_div(tiles, wave);
-    const double first_wave = static_cast<double>(wave) * per_tile;
-    double cold_later_waves = 0;
-    ColdReads out;
-    if (k.touched_bytes <= static_cast<double>(target.l2_bytes)) {
-      const auto [rows, cols] = first_wave_extent(k, config);
-      const int64_t panels = batch * (is_a ? m_tiles : n_tiles);
-      const int64_t first_panels = std::min(batch, ceil_div(wave, grid)) * (is_a ? rows : cols);
-      cold_later_waves = static_cast<double>(std::min(waves - 1, ceil_div(panels - first_panels, first_panels)));
-      out.hbm = read.distinct_bytes;
-    } else {
-      const double miss = 1 - steady_state_hit_ratio(k, config);
-      cold_later_waves = static_cast<double>(waves - 1) * miss;
-      out.hbm = first_wave + (read.bytes - first_wave) * miss;
-    }
-    const double busiest = per_tile * (1 + cold_later_waves);
-    out.cold = std::min(read.bytes, busiest * static_cast<double>(tiles) / static_cast<double>(waves));
-    return out;
-  }
-
-  // A vector operand: its first read comes from HBM unless an earlier kernel left it in
-  // L2; the cores of the first wave that re-read it (broadcast rows) wait on that fill;
-  // later re-reads hit.
-  static ColdReads vector_operand_cold(const TensorRead& read, int64_t cores) {
-    if (read.l2_resident || read.distinct_bytes <= 0) return {};
-    const double rereads = read.bytes / read.distinct_bytes;
-    return {std::min(read.bytes, read.distinct_bytes * std::min<double>(cores, rereads)),
-            read.distinct_bytes};
-  }
-
-  Traffic traffic(const KernelSummary& k, const TileConfig& config) const {
-    Traffic r;
-    r.workspace_half = k.workspace_bytes / 2;
-    r.operand_bytes = std::max(0.0, k.gm_read_bytes - r.workspace_half);
-    const int64_t cores = k.uses_cube ? target.aic_cores : (target.split_cores ? target.aiv_cores : target.aic_cores);
-    double cold = 0, hbm_read = 0;
-    for (const TensorRead& read : k.reads) {
-      if (k.uses_cube && read.tensor == k.cube_out) continue;  // the fused workspace stays in L2
-      const bool operand = k.uses_cube && (read.tensor == k.cube_a || read.tensor == k.cube_b);
-      const ColdReads c = operand ? cube_operand_cold(k, read, read.tensor == k.cube_a, config)
-                                  : vector_operand_cold(read, cores);
-      cold += c.cold;
-      hbm_read += c.hbm;
-    }
-    r.cold_bytes = std::min(cold, r.operand_bytes);
-    r.hit = r.operand_bytes > 0 ? 1.0 - r.cold_bytes / r.operand_bytes : 0;
-    const double hbm_write =
-        std::max(0.0, k.gm_write_bytes - r.workspace_half - static_cast<double>(target.l2_bytes));
-    r.hbm_bytes = hbm_read + hbm_write;
-    r.l2_bytes = k.gm_read_bytes + k.gm_write_bytes + (k.split_k > 1 ? k.l0c_out_bytes : 0);
-    return r;
-  }
-
   // The summary's totals as per-core-type pipe work.
   void split_work(const KernelSummary& k, const Traffic& traffic, const Coefficients& c,
                   CoreWork& aic, CoreWork& aiv) const {
@@ -384,40 +218,40 @@ struct CostModel::Impl {
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
     aiv.vector_tasks = true;
-    aiv.parts[kVector] = TimeTerms::term(c, Coef::Vector, vector) +
+    aiv[&Breakdown::vector] = TimeTerms::term(c, Coef::Vector, vector) +
                          TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
     // A vector task issues its loads back to back (and its stores): one latency each way.
-    aiv.parts[kReadLatency] =
+    aiv[&Breakdown::read_latency] =
         TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_loads, k.aiv_tasks) * t.gm_read_latency);
-    aiv.parts[kWriteLatency] =
+    aiv[&Breakdown::write_latency] =
         TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
     const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
     if (!k.uses_cube) {
-      aiv.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
-      aiv.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
-      aiv.parts[kMte3] = TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / t.ub_to_gm_bpc);
+      aiv[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
+      aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
+      aiv[&Breakdown::mte3] = TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / t.ub_to_gm_bpc);
       return;
     }
-    aiv.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
+    aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
     if (k.aiv_tasks > 0) {
-      aiv.parts[kMte3] = TimeTerms::term(
+      aiv[&Breakdown::mte3] = TimeTerms::term(
           c, Coef::OnChip, std::max(0.0, k.gm_write_bytes - traffic.workspace_half) / t.ub_to_gm_bpc);
     }
     const double cube_cycles = k.fractals * kernel_cycles_per_fractal(k);
     aic.tasks = k.aic_tasks;
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
-    aic.parts[kMte2Hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
-    aic.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
-    aic.parts[kReadLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
-    aic.parts[kWriteLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
-    aic.parts[kMte1] = TimeTerms::term(
+    aic[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
+    aic[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
+    aic[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
+    aic[&Breakdown::write_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
+    aic[&Breakdown::mte1] = TimeTerms::term(
         c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc);
-    aic.parts[kCube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
+    aic[&Breakdown::cube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
                        TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
-    aic.parts[kFix] = TimeTerms::term(
+    aic[&Breakdown::fix] = TimeTerms::term(
         c, Coef::OnChip, k.l0c_out_bytes / std::min(t.l0c_to_ub_bpc, t.l2_write_bpc));
     if (k.split_k > 1) {  // an atomic add reads the partial sum back before writing it
-      aic.parts[kFix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
+      aic[&Breakdown::fix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
     }
   }
 
@@ -427,21 +261,22 @@ struct CostModel::Impl {
     run.waves = ceil_div(w.tasks, cores);
     run.idle_fraction = 1.0 - static_cast<double>(w.tasks) / static_cast<double>(run.waves * cores);
     const double share = static_cast<double>(run.waves) / static_cast<double>(w.tasks);
-    std::array<TimeTerms, kNumParts> busiest;
-    for (int p = 0; p < kNumParts; ++p) {
-      busiest[p] = w.parts[p] * share;
-      run.part_cycles[p] = busiest[p].value();
+    CoreWork busiest;
+    for (int p = 0; p < kNumBreakdownFields; ++p) {
+      if (kBreakdownFields[p].kind != BreakdownKind::Pipe) continue;
+      busiest.parts[p] = w.parts[p] * share;
+      run.busy.*kBreakdownFields[p].member = busiest.parts[p].value();
     }
     // A core type writes back through either FIX (AIC) or MTE3 (AIV): one pipe.
-    const std::array<TimeTerms, 5> work = {busiest[kMte2Hbm] + busiest[kMte2L2], busiest[kMte1],
-                                           busiest[kCube], busiest[kVector], busiest[kFix] + busiest[kMte3]};
+    const std::array<TimeTerms, 5> work = {busiest[&Breakdown::mte2_hbm] + busiest[&Breakdown::mte2_l2], busiest[&Breakdown::mte1],
+                                           busiest[&Breakdown::cube], busiest[&Breakdown::vector], busiest[&Breakdown::fix] + busiest[&Breakdown::mte3]};
     if (nbuffer >= 2 && w.vector_tasks) {
-      run.time = tasks_in_flight(work, busiest[kReadLatency] + busiest[kWriteLatency],
+      run.time = tasks_in_flight(work, busiest[&Breakdown::read_latency] + busiest[&Breakdown::write_latency],
                                  static_cast<double>(run.waves), nbuffer);
     } else {
       std::array<TimeTerms, 5> pipes = work;  // each transfer holds its pipe for the GM latency
-      pipes.front() += busiest[kReadLatency];
-      pipes.back() += busiest[kWriteLatency];
+      pipes.front() += busiest[&Breakdown::read_latency];
+      pipes.back() += busiest[&Breakdown::write_latency];
       if (nbuffer >= 2) {
         run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
       } else {
@@ -451,16 +286,21 @@ struct CostModel::Impl {
     const TimeTerms task = TimeTerms::term(c, Coef::Task, run.waves);
     const TimeTerms instr = TimeTerms::term(c, Coef::Instr, run.waves * instrs_per_task);
     run.time += task + instr;
-    run.task = task.value();
-    run.instr = instr.value();
+    run.busy.task = task.value();
+    run.busy.instr = instr.value();
     return run;
   }
 
   // One kernel's time in cycles, its launch included; fills `detail` (in cycles) when given.
   TimeTerms kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                         KernelEstimate* detail) const {
+    if (host) {
+      const TimeTerms total = host->kernel_time(k, config, c, detail);
+      if (detail) detail->bound = kernel_bound(*detail);
+      return total;
+    }
     const Target& t = target;
-    const Traffic traffic = this->traffic(k, config);
+    const Traffic traffic = kernel_traffic(k, config, target);
     CoreWork aic, aiv;
     split_work(k, traffic, c, aic, aiv);
     const int nbuffer = config.nbuffer_or_default();
@@ -500,18 +340,9 @@ struct CostModel::Impl {
       detail->time_ns = total.value();
       Breakdown& b = detail->breakdown;
       for (const CoreRun* run : {&aic_run, &aiv_run}) {
-        const auto& p = run->part_cycles;
-        b.mte2_hbm = std::max(b.mte2_hbm, p[kMte2Hbm]);
-        b.mte2_l2 = std::max(b.mte2_l2, p[kMte2L2]);
-        b.mte1 = std::max(b.mte1, p[kMte1]);
-        b.cube = std::max(b.cube, p[kCube]);
-        b.vector = std::max(b.vector, p[kVector]);
-        b.fix = std::max(b.fix, p[kFix]);
-        b.mte3 = std::max(b.mte3, p[kMte3]);
-        b.read_latency = std::max(b.read_latency, p[kReadLatency]);
-        b.write_latency = std::max(b.write_latency, p[kWriteLatency]);
-        b.task = std::max(b.task, run->task);
-        b.instr = std::max(b.instr, run->instr);
+        for (const BreakdownField& f : kBreakdownFields) {
+          if (f.kind != BreakdownKind::KernelWide) b.*f.member = std::max(b.*f.member, run->busy.*f.member);
+        }
       }
       b.launch = launch.value();
       b.hbm_roofline = hbm_roof.value();
@@ -591,11 +422,7 @@ struct CostModel::Impl {
   void to_ns(KernelEstimate& k) const {
     k.time_ns *= ns_per_cycle;
     Breakdown& b = k.breakdown;
-    for (double* f : {&b.mte2_hbm, &b.mte2_l2, &b.read_latency, &b.mte1, &b.cube, &b.vector, &b.fix,
-                      &b.mte3, &b.write_latency, &b.launch, &b.task, &b.instr, &b.hbm_roofline,
-                      &b.l2_roofline}) {
-      *f *= ns_per_cycle;
-    }
+    for (const BreakdownField& f : kBreakdownFields) b.*f.member *= ns_per_cycle;
   }
 
   double predict_ns(const TileConfig& config) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -35,6 +36,7 @@ const char* bound_name(Bound b);
 // Where the time goes, in ns. Pipe fields are the busy time of the busiest core per
 // pipe; pipes overlap one another, so the fields do not add up to the prediction.
 // Overheads sit on the critical path; rooflines are the shared-bandwidth floors.
+// kBreakdownFields below is the one list of these fields.
 struct Breakdown {
   double mte2_hbm = 0;       // MTE2 loads served by HBM
   double mte2_l2 = 0;        // MTE2 loads that hit in L2
@@ -53,6 +55,48 @@ struct Breakdown {
   Breakdown& operator+=(const Breakdown& o);
   nlohmann::json to_json() const;
 };
+
+// What a Breakdown field is: a pipe's busy time (a row of the table's pipe list), an
+// overhead of the busiest core (task, instr), or a figure of the kernel as a whole
+// (launch, the rooflines). A kernel's pipe and core fields are the larger of its two
+// core types'.
+enum class BreakdownKind { Pipe, CoreOverhead, KernelWide };
+
+struct BreakdownField {
+  const char* name;   // JSON key, without its "_ns"
+  const char* label;  // table row
+  double Breakdown::*member;
+  BreakdownKind kind;
+};
+
+// The one list of Breakdown's fields: operator+=, to_json, to_table, the unit
+// conversion and the merge of a kernel's core types all walk it, so a new part needs
+// its member above and one line here.
+inline constexpr BreakdownField kBreakdownFields[] = {
+    {"mte2_hbm", "MTE2 from HBM", &Breakdown::mte2_hbm, BreakdownKind::Pipe},
+    {"mte2_l2", "MTE2 from L2", &Breakdown::mte2_l2, BreakdownKind::Pipe},
+    {"read_latency", "MTE2 GM latency", &Breakdown::read_latency, BreakdownKind::Pipe},
+    {"mte1", "MTE1 L1->L0", &Breakdown::mte1, BreakdownKind::Pipe},
+    {"cube", "Cube (M)", &Breakdown::cube, BreakdownKind::Pipe},
+    {"vector", "Vector (V)", &Breakdown::vector, BreakdownKind::Pipe},
+    {"fix", "FIX L0C->GM", &Breakdown::fix, BreakdownKind::Pipe},
+    {"mte3", "MTE3 UB->GM", &Breakdown::mte3, BreakdownKind::Pipe},
+    {"write_latency", "store latency", &Breakdown::write_latency, BreakdownKind::Pipe},
+    {"launch", "launch", &Breakdown::launch, BreakdownKind::KernelWide},
+    {"task", "task dispatch", &Breakdown::task, BreakdownKind::CoreOverhead},
+    {"instr", "instruction issue", &Breakdown::instr, BreakdownKind::CoreOverhead},
+    {"hbm_roofline", "HBM floor", &Breakdown::hbm_roofline, BreakdownKind::KernelWide},
+    {"l2_roofline", "L2 floor", &Breakdown::l2_roofline, BreakdownKind::KernelWide},
+};
+inline constexpr int kNumBreakdownFields = static_cast<int>(std::size(kBreakdownFields));
+
+// The index of a field in kBreakdownFields.
+constexpr int breakdown_index(double Breakdown::*member) {
+  for (int i = 0; i < kNumBreakdownFields; ++i) {
+    if (kBreakdownFields[i].member == member) return i;
+  }
+  return -1;
+}
 
 struct KernelEstimate {
   int kernel = -1;

@@ -6,27 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_model/estimate.h"
+#include "cost_model/format_ns.h"
 
 namespace pto {
 
 using nlohmann::json;
 
 namespace {
-
-// "812 ns", "3.41 us", "1.640 ms", "2.05 s".
-std::string format_ns(double ns) {
-  char buf[32];
-  if (ns < 1e3) {
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  } else if (ns < 1e6) {
-    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  } else if (ns < 1e9) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  }
-  return buf;
-}
 
 std::string format(const char* fmt, double a) {
   char buf[64];
@@ -68,38 +54,14 @@ const char* bound_name(Bound b) {
 }
 
 Breakdown& Breakdown::operator+=(const Breakdown& o) {
-  mte2_hbm += o.mte2_hbm;
-  mte2_l2 += o.mte2_l2;
-  read_latency += o.read_latency;
-  mte1 += o.mte1;
-  cube += o.cube;
-  vector += o.vector;
-  fix += o.fix;
-  mte3 += o.mte3;
-  write_latency += o.write_latency;
-  launch += o.launch;
-  task += o.task;
-  instr += o.instr;
-  hbm_roofline += o.hbm_roofline;
-  l2_roofline += o.l2_roofline;
+  for (const BreakdownField& f : kBreakdownFields) this->*f.member += o.*f.member;
   return *this;
 }
 
 json Breakdown::to_json() const {
-  return {{"mte2_hbm_ns", mte2_hbm},
-          {"mte2_l2_ns", mte2_l2},
-          {"read_latency_ns", read_latency},
-          {"mte1_ns", mte1},
-          {"cube_ns", cube},
-          {"vector_ns", vector},
-          {"fix_ns", fix},
-          {"mte3_ns", mte3},
-          {"write_latency_ns", write_latency},
-          {"launch_ns", launch},
-          {"task_ns", task},
-          {"instr_ns", instr},
-          {"hbm_roofline_ns", hbm_roofline},
-          {"l2_roofline_ns", l2_roofline}};
+  json j = json::object();
+  for (const BreakdownField& f : kBreakdownFields) j[std::string(f.name) + "_ns"] = this->*f.member;
+  return j;
 }
 
 json Estimate::to_json() const {
@@ -143,14 +105,11 @@ std::string Estimate::to_table() const {
   }
   const Breakdown& b = breakdown;
   out += "\nbusy time per pipe (busiest core, summed over kernels; pipes overlap)\n";
-  const std::pair<const char*, double> rows[] = {
-      {"MTE2 from HBM", b.mte2_hbm},     {"MTE2 from L2", b.mte2_l2}, {"MTE2 GM latency", b.read_latency},
-      {"MTE1 L1->L0", b.mte1},           {"Cube (M)", b.cube},        {"Vector (V)", b.vector},
-      {"FIX L0C->GM", b.fix},            {"MTE3 UB->GM", b.mte3},     {"store latency", b.write_latency}};
-  for (const auto& [name, ns] : rows) {
-    if (ns <= 0) continue;
+  for (const BreakdownField& f : kBreakdownFields) {
+    const double ns = b.*f.member;
+    if (f.kind != BreakdownKind::Pipe || ns <= 0) continue;
     char row[64];
-    std::snprintf(row, sizeof row, "  %-16s %s\n", name, format_ns(ns).c_str());
+    std::snprintf(row, sizeof row, "  %-16s %s\n", f.label, format_ns(ns).c_str());
     out += row;
   }
   out += "critical-path overheads: launch " + format_ns(b.launch) + ", task dispatch " +

@@ -17,7 +17,7 @@ std::vector<std::vector<double>> time_interleaved(const std::vector<std::functio
        ++round) {
     for (size_t i = 0; i < runs.size(); ++i) {
       if (before_each) before_each();
-      samples[i].push_back(time_once_ns(runs[i]));
+      samples[i].push_back(time_once_ns(runs[i], policy.cpu_time));
       total_ns += samples[i].back();
     }
   }

@@ -34,6 +34,11 @@ struct RunnerOptions {
   double timeout_s = 30;       // cpu: per-candidate limit in the child process
   bool isolate = true;         // cpu: run each candidate in a child process
   int threads = 0;             // cpu: OpenMP threads, 0 = all
+  // cpu: time the process's CPU time instead of wall time. On a machine shared with other
+  // jobs a one-thread run's CPU time leaves out the time slices the neighbours took
+  // (wall time on a loaded 2-core machine runs several times the CPU time); with more
+  // threads it sums them, so it suits threads = 1.
+  bool cpu_time = false;
   uint64_t seed = 1;           // input data
   // Test only, empty in normal use: candidate index in a measure() batch -> the fault
   // injected into it (Crash and Hang need `isolate`).

@@ -1,5 +1,7 @@
 #include "measure/cpu/timing.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <string>
 
@@ -17,10 +19,26 @@ TimingPolicy timing_policy(const RunnerOptions& options) {
   policy.warmup = options.warmup;
   policy.min_time_ms = options.min_time_ms;
   policy.min_repetitions = options.min_repetitions;
+  policy.cpu_time = options.cpu_time;
   return policy;
 }
 
-double time_once_ns(const std::function<void()>& run) {
+namespace {
+
+double process_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
+
+double time_once_ns(const std::function<void()>& run, bool cpu_time) {
+  if (cpu_time) {
+    const double start = process_cpu_ns();
+    run();
+    return process_cpu_ns() - start;
+  }
   auto start = std::chrono::steady_clock::now();
   run();
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
@@ -35,7 +53,7 @@ std::vector<double> time_runs(const std::function<void()>& run, const TimingPoli
   while (static_cast<int>(samples.size()) < policy.max_repetitions &&
          (static_cast<int>(samples.size()) < policy.min_repetitions || total_ns < min_total_ns)) {
     if (before_each) before_each();
-    samples.push_back(time_once_ns(run));
+    samples.push_back(time_once_ns(run, policy.cpu_time));
     total_ns += samples.back();
   }
   return samples;

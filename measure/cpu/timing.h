@@ -16,15 +16,16 @@ struct TimingPolicy {
   double min_time_ms = 50;           // timed runs continue until they add up to this ...
   int min_repetitions = 5;           // ... and there are at least this many
   int max_repetitions = 1'000'000;   // bounds a run that takes (almost) no time
+  bool cpu_time = false;             // the process's CPU time instead of the steady clock
 };
 
 // The policy RunnerOptions ask for; usage Error for a negative time or count.
 TimingPolicy timing_policy(const RunnerOptions& options);
 
-// Wall-clock ns of one call of `run` (steady clock).
-double time_once_ns(const std::function<void()>& run);
+// ns of one call of `run`: wall clock (steady clock), or the process's CPU time.
+double time_once_ns(const std::function<void()>& run, bool cpu_time = false);
 
-// Wall-clock ns of each timed run of `run`. `before_each` (e.g. a cache flush) runs
+// ns (as time_once_ns under policy.cpu_time) of each timed run of `run`. `before_each` (e.g. a cache flush) runs
 // before every timed run, outside the timed interval.
 std::vector<double> time_runs(const std::function<void()>& run, const TimingPolicy& policy,
                               const std::function<void()>& before_each = {});

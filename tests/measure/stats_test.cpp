@@ -1,11 +1,13 @@
 // Statistics over timing samples, the timing loop's stopping rule, interleaving order,
 // and the Measurement JSON round trip.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -90,6 +92,18 @@ TEST(Timing, RepeatsUntilTheMinimumTimeIsReached) {
 TEST(Timing, MaxRepetitionsBoundsAnEmptyRun) {
   TimingPolicy policy{.warmup = 0, .min_time_ms = 1e9, .min_repetitions = 1, .max_repetitions = 25};
   EXPECT_EQ(time_runs([] {}, policy).size(), 25u);
+}
+
+TEST(Timing, CpuTimeLeavesOutTimeTheProcessWasNotRunning) {
+  // A sleeping run takes wall time but (almost) no CPU time: what a loaded machine's
+  // neighbours take from a run is not counted.
+  const auto sleep = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  EXPECT_GE(time_once_ns(sleep), 20e6);
+  EXPECT_LT(time_once_ns(sleep, true), 10e6);
+  RunnerOptions options;
+  options.cpu_time = true;
+  EXPECT_TRUE(timing_policy(options).cpu_time);
+  EXPECT_FALSE(timing_policy(RunnerOptions{}).cpu_time);
 }
 
 TEST(Timing, PolicyRejectsBadOptions) {

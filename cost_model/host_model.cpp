@@ -1,0 +1,228 @@
+// The host cost model (see host_model.h).
+#include "cost_model/host_model.h"
+
+#include <algorithm>
+
+#include "cost_model/l2_traffic.h"
+
+namespace pto {
+
+namespace {
+
+// Nominal rates of the CPU runtime, in cycles or bytes per cycle of one core; the
+// coefficients scale them (calibration fits them to measured runs). From the shape of
+// the runtime's loops, results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run
+// next to ~64 % in the micro-kernel), and chosen by hand against measured one-thread
+// runs on a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seed 1).
+constexpr double kFmaPerCycle = 2;          // FMA instructions per cycle
+constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
+constexpr double kBlockCycles = 12;         // a register block's call and zeroing
+constexpr double kBlockRowCycles = 4;       // per row of a block: its C row's address, masks
+constexpr double kPackABytesPerCycle = 2;   // GM -> A panels (8x8 transposes)
+constexpr double kPackBBytesPerCycle = 3;   // GM -> B panels (row copies)
+constexpr double kLlcPackBytesPerCycle = 1; // packing an operand that only the LLC holds
+constexpr double kRowCopyBytesPerCycle = 4; // vector TLOAD rows, with conversion
+constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
+constexpr double kLlcStoreBytesPerCycle = 2; // UB -> GM beyond L2: write-allocate and evictions
+constexpr double kInstrCycles = 150;        // one step of a task: dispatch, views, strides
+constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
+constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
+constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
+constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
+constexpr double kLlcBytesPerCycle = 12;    // the shared last-level cache -> L1d
+
+int64_t level_bytes(const KernelSummary& k, MemLevel level) {
+  const auto it = k.footprint.find(level);
+  return it == k.footprint.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+bool is_host_target(const Target& target) { return target.kind == TargetKind::Cpu; }
+
+// Bytes of one element of the kernel's Cube inputs.
+double HostModel::input_bytes(const KernelSummary& k) const {
+  for (NodeId n : k.nodes) {
+    const Node& node = graph_.node(n);
+    if (node.kind == OpKind::Matmul) return dtype_size(graph_.node(node.inputs[0]).dtype);
+  }
+  return 4;
+}
+
+// One kernel's work, summed over its tasks (cycles), by Breakdown part.
+struct HostModel::Work {
+  int64_t tasks = 0;
+  TimeTerms cube, cube_floor, vector, onchip, spill, pack, cold, instr;
+};
+
+HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(graph), target_(target) {
+  if (target.simd_bytes == 32) {  // AVX2: 4 x 16 (core/runtime/microkernel.h)
+    block_rows_ = 4;
+    block_cols_ = 16;
+  } else if (target.simd_bytes != 64) {  // the portable kernel
+    block_cols_ = 16;
+  }
+}
+
+double HostModel::tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const {
+  const int64_t lanes = std::max(1, target_.simd_bytes / 4);
+  double per_step = 0;  // cycles of one k step over the whole [m, n] block grid
+  for (int64_t col = 0; col < n; col += block_cols_) {
+    const double vectors = static_cast<double>(ceil_div(std::min<int64_t>(block_cols_, n - col), lanes));
+    const double fma = block_rows_ * vectors / kFmaPerCycle;
+    const double loads = (vectors + block_rows_) / kLoadsPerCycle;
+    per_step += std::max(fma, loads);
+  }
+  return static_cast<double>(ceil_div(m, block_rows_)) * per_step * static_cast<double>(k);
+}
+
+int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
+  return ceil_div(m, block_rows_) * ceil_div(n, block_cols_);
+}
+
+// Bytes per cycle a core streams from where a working set of this size lives.
+double HostModel::cache_bytes_per_cycle(int64_t working_set) const {
+  if (working_set <= target_.ub) return kL1dBytesPerCycle;  // UB ~ L1d
+  if (working_set <= target_.l1) return kL2BytesPerCycle;   // L1 ~ the core's L2
+  return kLlcBytesPerCycle;
+}
+
+double HostModel::vector_cycles_per_element(OpKind op, DType dtype) const {
+  return 1.0 / std::max(1, target_.vector_cost(op_kind_name(op), dtype).parallelism);
+}
+
+void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
+                          Work& w) const {
+  const size_t r = k.tile.size();
+  const int64_t mL1 = k.tile[r - 2], nL1 = k.tile[r - 1];
+  CubeTile t;
+  if (config.cube) {
+    t = *config.cube;
+  } else {  // no tile given: the summary's L1 tile, whole
+    t.mL0 = t.mL1 = mL1;
+    t.nL0 = t.nL1 = nL1;
+    t.kL0 = t.kAL1 = t.kBL1 = 64;
+  }
+  const int nbuffer = config.nbuffer_or_default();
+  const double tmatmuls = static_cast<double>(k.tmatmuls);
+  // Ragged tails run smaller TMATMULs: scale full ones by the fractals actually issued.
+  const double full_fractals = static_cast<double>(ceil_div(t.mL0, 16) * ceil_div(t.nL0, 16) * ceil_div(t.kL0, 16));
+  const double fill = tmatmuls > 0 ? std::min(1.0, static_cast<double>(k.fractals) / (tmatmuls * full_fractals)) : 0;
+  const double blocks = tmatmuls * static_cast<double>(tmatmul_blocks(t.mL0, t.nL0)) * fill;
+  w.cube += TimeTerms::term(c, Coef::Cube, tmatmuls * fill * tmatmul_fma_cycles(t.mL0, t.nL0, t.kL0));
+
+  // C accumulators: each block reads and writes its rows x cols once per TMATMUL, about
+  // a SIMD vector's bytes either way per cycle.
+  const double c_block_bytes = 2.0 * block_rows_ * block_cols_ * 4;
+  const int64_t c_tile = mL1 * nL1 * 4;
+  const double block_cycles = kBlockCycles + block_rows_ * kBlockRowCycles + c_block_bytes / std::max(16, target_.simd_bytes);
+  w.onchip += TimeTerms::term(c, Coef::OnChip, blocks * block_cycles);
+  if (c_tile > target_.ub) {
+    w.spill += TimeTerms::term(c, Coef::Spill, blocks * c_block_bytes / cache_bytes_per_cycle(c_tile));
+  }
+  // L0 operands streamed by the micro-kernel: A once per column block, B once per
+  // TMATMUL (its 48-column block stays in L1d over the row blocks).
+  const int64_t l1_set = nbuffer * (mL1 * t.kAL1 + t.kBL1 * nL1) * 4 + c_tile;
+  if (l1_set > target_.ub) {
+    const double per_tmatmul = static_cast<double>(t.mL0 * t.kL0 * 4 * ceil_div(t.nL0, block_cols_) +
+                                                   t.kL0 * t.nL0 * 4);
+    w.cube_floor += TimeTerms::term(c, Coef::Spill, tmatmuls * fill * per_tmatmul / cache_bytes_per_cycle(l1_set));
+  }
+
+  // Packing: each TLOAD reads its operand window from GM into panels, row by row of the
+  // row-major operand: kAL1-long runs of A, nL1-long runs of B. Each run starts a new
+  // stream the prefetcher has not seen, and waits on the cache holding the operand.
+  for (const TensorRead& read : k.reads) {
+    const bool is_a = read.tensor == k.cube_a;
+    if (!is_a && read.tensor != k.cube_b) continue;
+    const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
+    const double rate = !in_l2 ? kLlcPackBytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
+    w.pack += TimeTerms::term(c, Coef::L2, read.bytes / rate);
+    const double runs = read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k));
+    const double wait = in_l2 ? target_.l1_copy_latency : target_.gm_read_latency / 2.0;
+    w.pack += TimeTerms::term(c, Coef::Latency, runs * wait);
+  }
+  const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
+  w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / kStoreBytesPerCycle);
+}
+
+void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const {
+  const size_t r = k.tile.size();
+  // Rows of one task's tile: every instruction loops over them, one call per row.
+  const double rows = r > 0 && k.tile[r - 1] > 0 ? static_cast<double>(num_elements(k.tile) / k.tile[r - 1]) : 1;
+  const int64_t ub = level_bytes(k, MemLevel::UB);
+  const double pass_bytes_per_cycle = cache_bytes_per_cycle(ub);
+  double elements = 0;
+  for (const VectorWork& v : k.vector_work) {
+    const double e = static_cast<double>(v.elements);
+    w.vector += TimeTerms::term(c, Coef::Vector, e * (kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype)));
+    // Row calls: per row of the instruction's tile, at most one per element.
+    const double calls = std::min(e, static_cast<double>(v.instrs) * rows);
+    w.instr += TimeTerms::term(c, Coef::Instr, calls * kRowCallCycles);
+    elements += e;
+  }
+  if (ub > target_.ub) {  // each pass reads and writes its operands beyond L1d
+    w.spill += TimeTerms::term(c, Coef::Spill, elements * 3 * 4 / pass_bytes_per_cycle);
+  }
+  if (!k.uses_cube) {  // row loads (from the LLC for a tensor larger than L2) and stores
+    for (const TensorRead& read : k.reads) {
+      const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
+      w.pack += TimeTerms::term(c, Coef::L2, read.bytes / (in_l2 ? kRowCopyBytesPerCycle : kLlcPackBytesPerCycle));
+    }
+    const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
+    w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
+  }
+}
+
+TimeTerms HostModel::kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
+                                 KernelEstimate* detail) const {
+  const Target& t = target_;
+  Work w;
+  w.tasks = std::max<int64_t>(1, k.aic_tasks + k.aiv_tasks);
+  if (k.uses_cube) cube_work(k, config, c, w);
+  vector_work(k, c, w);
+  const Traffic traffic = kernel_traffic(k, config, t);
+  w.cold += TimeTerms::term(c, Coef::Hbm, traffic.cold_bytes / t.gm_read_bpc);
+  w.instr += TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) * kInstrCycles);
+
+  const int64_t threads = std::max<int64_t>(1, t.aic_cores);
+  const int64_t waves = ceil_div(w.tasks, threads);
+  const double share = static_cast<double>(waves) / static_cast<double>(w.tasks);
+  const TimeTerms compute = max(w.cube, w.cube_floor);
+  const TimeTerms thread =
+      (compute + w.vector + w.onchip + w.spill + w.pack + w.cold + w.instr) * share;
+  const TimeTerms task = TimeTerms::term(c, Coef::Task, static_cast<double>(waves));
+  const double cycles_per_gbps_byte = t.clock_mhz / 1000.0;
+  const TimeTerms dram = TimeTerms::term(c, Coef::Hbm, traffic.hbm_bytes * cycles_per_gbps_byte / t.hbm_gbps);
+  const TimeTerms launch = TimeTerms::term(c, Coef::Launch, 1);
+  const TimeTerms total = max(thread + task, dram) + launch;
+
+  if (detail) {
+    detail->kernel = k.kernel;
+    detail->uses_cube = k.uses_cube;
+    detail->aic_tasks = k.aic_tasks;
+    detail->aiv_tasks = k.aiv_tasks;
+    detail->waves = waves;
+    detail->idle_fraction = 1.0 - static_cast<double>(w.tasks) / static_cast<double>(waves * threads);
+    detail->split_k = k.split_k;
+    detail->l2_hit_ratio = traffic.hit;
+    detail->mte2_bytes = k.gm_read_bytes;
+    detail->hbm_bytes = traffic.hbm_bytes;
+    detail->time_ns = total.value();
+    Breakdown& b = detail->breakdown;
+    b.cube = compute.value() * share;
+    b.vector = w.vector.value() * share;
+    b.mte2_l2 = w.pack.value() * share;
+    b.mte2_hbm = w.cold.value() * share;
+    b.mte1 = w.spill.value() * share;
+    b.fix = (k.uses_cube ? w.onchip.value() : 0) * share;
+    b.mte3 = (k.uses_cube ? 0 : w.onchip.value()) * share;
+    b.instr = w.instr.value() * share;
+    b.task = task.value();
+    b.launch = launch.value();
+    b.hbm_roofline = dram.value();
+  }
+  return total;
+}
+
+}  // namespace pto

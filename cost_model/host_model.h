@@ -1,0 +1,86 @@
+// HostModel: the cost model's prices for a CPU target (`host`), where the program runs
+// on the CPU runtime (core/runtime) — threads taking tasks, a register-blocked FMA
+// micro-kernel, packing into panels, row loops for vector work — not on NPU pipes.
+//
+// Why separate: the NPU formula (cost_model/estimate.cpp) overlaps pipes, charges a GM
+// latency per TLOAD and prices Cube work per fractal; on the CPU none of that holds: a
+// thread packs, multiplies and stores in turn, prefetchers hide the latencies, and what
+// matters is how the tiles fit the micro-kernel and the caches. Measured against the
+// runtime, the NPU formula ranked host configs backwards (issue 13). The terms, per
+// kernel (cycles, each `coefficient × amount` as everywhere in the model):
+//
+//   Cube tasks (summed over the kernel's tasks; core/runtime/microkernel.h):
+//     cube    FMA cycles of the register blocks (rows x 48 columns on AVX-512): each
+//             TMATMUL [mL0, kL0] x [kL0, nL0] runs mL0/rows x ceil(nL0/cols) blocks of kL0
+//             steps; a narrow block (the nL0 % cols tail) issues as many loads per FMA
+//             and runs below peak.
+//     onchip  per block, the C accumulators' read-modify-write, and the L0C -> GM stores.
+//     spill   the same C traffic again from L2 (or the LLC) when the [mL1, nL1] L0C tile
+//             overflows L1d; and the L0 operands streamed from L2 / the LLC when the L1
+//             working set (A, B panels x nbuffer, C) overflows L1d / L2, as a floor under
+//             the FMA time (the prefetcher overlaps the two).
+//     l2      packing: every TLOAD reads its operand from GM into panels — A once per
+//             N tile, B once per M tile — at the packing rate (A transposes 8x8 blocks);
+//     latency and per row of the operand it reads (kAL1 elements of A, nL1 of B), a
+//             wait on the cache that holds the operand (L2, else the LLC): narrow tiles
+//             of a wide operand pack slowly.
+//     hbm     the loads that miss the LLC (cost_model/l2_traffic.h), at DRAM speed.
+//   Vector tasks (core/runtime/vector_ops.h):
+//     vector  elements x (a pass's load and store + the op's cycles per element, from the
+//             target's vector costs);
+//     instr   one row-loop call per row of each instruction's tile: an instruction whose
+//             last dim is 1 (a row max, a row sum) pays it per element;
+//     spill   each pass re-read from L2 (or the LLC) when the task's UB tile overflows L1d;
+//     l2, hbm its row loads (with conversion), onchip its stores.
+//   Both: instr per instruction decoded; task per task a thread starts.
+//   Threads: tasks are taken by free threads in order, so the busiest thread runs
+//   waves = ceil(tasks / threads) average tasks. Kernel = max(busiest thread, DRAM
+//   roofline) + launch (a parallel region).
+// In the Breakdown (`pto-tune explain`), which keeps the NPU's pipe names: cube = FMA
+// time (or its cache floor), vector, mte2_l2 = packing and row loads, mte2_hbm = LLC
+// misses, mte1 = cache overflow, fix / mte3 = C traffic and stores, instr, task, launch,
+// hbm_roofline = the DRAM floor.
+#pragma once
+
+#include "core/analyze.h"
+#include "core/target.h"
+#include "core/tensor_graph.h"
+#include "core/tile_config.h"
+#include "cost_model/coefficients.h"
+#include "cost_model/estimate.h"
+#include "cost_model/time_terms.h"
+
+namespace pto {
+
+// True for the targets the HostModel prices (Target::kind "cpu").
+bool is_host_target(const Target& target);
+
+class HostModel {
+ public:
+  HostModel(const TensorGraph& graph, const Target& target);  // both kept by reference
+
+  // One kernel's time in cycles, its launch included. Fills `detail` (cycles; everything
+  // but its bound) when given.
+  TimeTerms kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
+                        KernelEstimate* detail) const;
+
+  // The pieces, for tests: FMA cycles of one [m, k] x [k, n] TMATMUL; C read-modify-write
+  // blocks it runs.
+  double tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const;
+  int64_t tmatmul_blocks(int64_t m, int64_t n) const;
+
+ private:
+  struct Work;
+  void cube_work(const KernelSummary& k, const TileConfig& config, const Coefficients& c, Work& w) const;
+  void vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const;
+  double vector_cycles_per_element(OpKind op, DType dtype) const;
+  double cache_bytes_per_cycle(int64_t working_set) const;
+  double input_bytes(const KernelSummary& k) const;
+
+  const TensorGraph& graph_;
+
+  const Target& target_;
+  int block_rows_ = 8, block_cols_ = 48;  // the micro-kernel's register tile
+};
+
+}  // namespace pto
