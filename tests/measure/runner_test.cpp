@@ -287,6 +287,8 @@ TEST(ModelRunner, PredictsFeasibleAndExplainsInfeasible) {
   auto r = make_runner("model", npu())->measure(w, {default_for(w, npu()), l0c_overflow()});
   ASSERT_EQ(r[0].status, Status::OK) << r[0].error;
   EXPECT_TRUE(r[0].simulated);
+  EXPECT_TRUE(r[0].predicted);
+  EXPECT_STREQ(r[0].provenance(), "predicted");
   EXPECT_EQ(r[0].backend, "model");
   EXPECT_GT(r[0].predicted_ns, 0);
   EXPECT_EQ(r[0].stats.median_ns, r[0].predicted_ns);
