@@ -4,8 +4,10 @@
 #include <cctype>
 #include <iostream>
 
+#include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
+#include "core/warning.h"
 
 namespace pto::cli {
 
@@ -68,10 +70,41 @@ void add_config_option(po::options_description& options) {
                         "op's hand-picked config fitted to the shape and target");
 }
 
+namespace {
+
+// An l2_group wider than the matmul's tile grid (or given for an op with no matmul)
+// groups nothing: accepted, as the compiler clamps it, but probably not what was meant.
+void warn_l2_group_unused(const TileConfig& config, const TensorGraph& g, const Target& t) {
+  if (!config.l2_group) return;
+  TilingSummary summary;
+  try {
+    summary = analyze(g, config, t);
+  } catch (const Error&) {
+    return;  // the command itself reports what is wrong with the config
+  }
+  const auto [m_group, n_group] = *config.l2_group;
+  bool has_matmul = false;
+  for (const KernelSummary& k : summary.kernels) {
+    if (!k.uses_cube) continue;
+    has_matmul = true;
+    const size_t r = k.tile_counts.size();
+    const int64_t m_tiles = k.tile_counts[r - 2], n_tiles = k.tile_counts[r - 1];
+    if (m_group > m_tiles || n_group > n_tiles) {
+      warn("l2_group [" + std::to_string(m_group) + "," + std::to_string(n_group) + "] is larger than the " +
+           std::to_string(m_tiles) + "x" + std::to_string(n_tiles) + " tile grid (M x N tiles) of the matmul; it is clamped to it");
+    }
+  }
+  if (summary.feasible && !has_matmul) warn("l2_group is ignored: the workload has no matmul kernel to group");
+}
+
+}  // namespace
+
 TileConfig config_from(const po::variables_map& vm, const Workload& w, const TensorGraph& g,
                        const Target& t) {
-  if (vm.count("config")) return TileConfig::parse_arg(vm["config"].as<std::string>());
-  return default_config(w, g, t);
+  if (!vm.count("config")) return default_config(w, g, t);
+  TileConfig config = TileConfig::parse_arg(vm["config"].as<std::string>());
+  warn_l2_group_unused(config, g, t);
+  return config;
 }
 
 void print_table(std::ostream& out, const std::vector<std::string>& header,

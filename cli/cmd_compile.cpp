@@ -34,7 +34,7 @@ int run_compile(const Args& args) {
   const Target target = target_from(*vm);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
-  const Compiled compiled = compile(graph, config, target);
+  const Compiled compiled = compile_through(graph, config, target, stage);
   std::cout << "# " << w.key() << " on " << target.name << " (" << target.fingerprint() << ")\n"
             << "# config " << compiled.config.to_string() << "\n"
             << compiled.dump(stage);

@@ -5,6 +5,8 @@
 //
 // Calibrated coefficients (cost_model/coefficients.h) are used when a fit for this
 // target exists under --calibration; the output says which coefficients it used.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -12,12 +14,28 @@
 #include "cli/calibration_dir.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/estimate.h"
+#include "measure/runner.h"
 
 namespace pto::cli {
 
 namespace {
+
+// --backend names a backend and an explicit --calibration an existing folder; either
+// mistyped would otherwise fall back to the datasheet figures without a word.
+void check_calibration_options(const po::variables_map& vm) {
+  const std::string backend = vm["backend"].as<std::string>();
+  const std::vector<std::string> known = measure::backend_names();
+  if (std::find(known.begin(), known.end(), backend) == known.end())
+    usage_error("--backend: unknown backend '" + backend + "' (known: " + join(known, ", ") + ")");
+  const std::string dir = vm["calibration"].as<std::string>();
+  std::error_code ec;
+  if (!vm["calibration"].defaulted() && !dir.empty() && !std::filesystem::is_directory(dir, ec))
+    usage_error("--calibration: '" + dir + "' is not a folder (give the folder 'pto-tune calibrate' "
+                "writes to, or '' for the datasheet figures)");
+}
 
 // The coefficients explain predicts with: a saved fit for (target, backend) if any.
 Coefficients coefficients_for(const po::variables_map& vm, const Target& target,
@@ -61,6 +79,7 @@ int run_explain(const Args& args) {
        "--config '{\"cube\":{\"m\":[128,128],\"k\":[64,256],\"n\":[256,256]},\"l2_group\":[6,4]}'"});
   if (!vm) return 0;
 
+  check_calibration_options(*vm);
   const Workload w = workload_from(*vm);
   const Target target = target_from(*vm);
   const TensorGraph graph = build_graph(w);

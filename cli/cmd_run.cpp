@@ -2,7 +2,7 @@
 // verifies the first run against the op's reference and times repetitions — the
 // quickest way to see that a config computes the right thing and how fast. With an
 // NPU target it reports the simulator's time instead (or, with --backend model, the
-// cost model's prediction), labelled simulated.
+// cost model's prediction), labelled simulated (or predicted).
 //
 // It measures through a Runner (measure/runner.h), the same path the tuner takes, so
 // what `run` reports is what tuning would record.
@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/program.h"
+#include "core/warning.h"
 #include "cost_model/estimate.h"
 #include "cost_model/format_ns.h"
 #include "measure/runner.h"
@@ -64,9 +65,25 @@ std::vector<std::vector<std::string>> simulator_rows(const sim::SimResult& r, co
 std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement& m, const Target& target) {
   if (m.sim_report) return simulator_rows(*m.sim_report, m, target);
   std::vector<std::vector<std::string>> rows = {
-      {"time", format_ns(m.stats.median_ns) + " predicted by the cost model (simulated)"}};
+      {"time", format_ns(m.stats.median_ns) + " predicted by the cost model (not measured)"}};
   if (m.model_estimate) rows.push_back({"bound", bound_name(m.model_estimate->bound)});
   return rows;
+}
+
+// Verification ran: the first run's output was compared with the reference.
+bool was_verified(const measure::Measurement& m) {
+  return m.verified || m.status == measure::Status::WRONG_RESULT;
+}
+
+// Options only the cpu backend reads, given with another backend, would be silently
+// ignored; say so.
+void warn_ignored_options(const po::variables_map& vm, const std::string& backend) {
+  if (backend == "cpu") return;
+  for (const char* option : {"repeats", "threads", "seed", "timeout"}) {
+    if (vm.count(option) && !vm[option].defaulted()) {
+      warn(std::string("--") + option + " is read by the cpu backend only; backend '" + backend + "' ignores it");
+    }
+  }
 }
 
 // A config that does not fit is the input's fault; anything else that goes wrong is not.
@@ -90,6 +107,9 @@ int run_run(const Args& args) {
       ("repeats", po::value<int>()->default_value(5), "cpu: timed runs, at least (more while under 50 ms in all)")
       ("threads", po::value<int>()->default_value(0), "cpu: OpenMP threads, 0 = all cores")
       ("seed", po::value<uint64_t>()->default_value(1), "cpu: seed of the random inputs")
+      ("timeout", po::value<double>()->default_value(30),
+       "cpu: seconds one candidate may take (compile, verify and timed runs, in a child "
+       "process) before it is stopped and reported as TIMEOUT")
       ("json", "print the result as JSON");
   const auto vm = parse_command(
       args, options,
@@ -108,6 +128,7 @@ int run_run(const Args& args) {
   if (repeats < 1) usage_error("--repeats: expected a positive integer, got " + std::to_string(repeats));
   const Target target = target_from(*vm);
   const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : default_backend(target);
+  warn_ignored_options(*vm, backend);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
 
@@ -115,14 +136,16 @@ int run_run(const Args& args) {
   run_options.min_repetitions = repeats;
   run_options.threads = (*vm)["threads"].as<int>();
   run_options.seed = (*vm)["seed"].as<uint64_t>();
+  run_options.timeout_s = (*vm)["timeout"].as<double>();
   const measure::Measurement m = measure::make_runner(backend, target, run_options)->measure(w, {config}).at(0);
 
   if (vm->count("json")) {
     nlohmann::json j = {{"workload", w.key()},      {"target", target.name},
                         {"fingerprint", target.fingerprint()}, {"config", config.to_json()},
-                        {"backend", m.backend},     {"simulated", m.simulated},
+                        {"backend", m.backend},     {"simulated", m.simulated}, {"predicted", m.predicted},
                         {"status", measure::status_name(m.status)}, {"verified", m.verified},
-                        {"max_abs_err", m.max_abs_err}, {"time_ns", m.stats.median_ns},
+                        {"max_abs_err", was_verified(m) ? nlohmann::json(m.max_abs_err) : nlohmann::json()},
+                        {"time_ns", m.stats.median_ns},
                         {"p10_ns", m.stats.p10_ns},  {"p90_ns", m.stats.p90_ns},
                         {"repetitions", m.stats.repetitions}, {"predicted_ns", m.predicted_ns}};
     if (!m.detail_json.empty()) j["detail"] = nlohmann::json::parse(m.detail_json);
@@ -133,12 +156,10 @@ int run_run(const Args& args) {
         {"workload", w.key()},
         {"target", target.name + " (" + target.fingerprint() + ")"},
         {"config", config.to_string()},
-        {"backend", m.backend + (m.simulated ? " (simulated)" : " (measured on this machine)")},
+        {"backend", m.backend + " (" + m.provenance() + (m.simulated ? ")" : " on this machine)")},
         {"status", measure::status_name(m.status)}};
-    if (!m.simulated) {
-      rows.push_back({"verified", m.verified ? "yes" : "no"});
-      rows.push_back({"max_abs_err", format_error(m.max_abs_err)});
-    }
+    if (!m.simulated) rows.push_back({"verified", m.verified ? "yes" : "no"});
+    if (was_verified(m)) rows.push_back({"max_abs_err", format_error(m.max_abs_err)});
     if (m.ok() && m.simulated) {
       for (auto& row : simulated_rows(m, target)) rows.push_back(std::move(row));
     } else if (m.ok()) {

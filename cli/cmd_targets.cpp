@@ -21,18 +21,24 @@ std::string number(double value) {
 
 int run_targets(const Args& args) {
   po::options_description options;
-  options.add_options()("json", "print every field of every target as JSON");
+  options.add_options()
+      ("json", "print every field of every target as JSON")
+      ("target", po::value<std::string>(), "only this target (a built-in name or a target file)");
   const auto vm = parse_command(
       args, options,
       {"targets", "[--json]",
        "Lists the hardware targets --target accepts: the Ascend NPUs described from public\n"
        "platform data and `host`, detected on this machine. --target also takes the path\n"
-       "of a JSON file in the same format as `targets --json` prints.",
-       "pto-tune targets"});
+       "of a JSON file in the same format as `targets --json --target NAME` prints.",
+       "pto-tune targets --json --target ascend910b1 > my910b1.json"});
   if (!vm) return 0;
 
   std::vector<Target> targets;
-  for (const std::string& name : builtin_target_names()) targets.push_back(load_target(name));
+  if (vm->count("target")) {
+    targets.push_back(load_target((*vm)["target"].as<std::string>()));
+  } else {
+    for (const std::string& name : builtin_target_names()) targets.push_back(load_target(name));
+  }
 
   if (vm->count("json")) {
     nlohmann::json list = nlohmann::json::array();

@@ -1,6 +1,7 @@
 // pto-tune's entry point: picks the subcommand and turns errors into a message on
 // stderr ("pto-tune: error: ...") and the exit code of their category: 0 ok,
 // 1 runtime failure, 2 bad usage or input.
+#include <csignal>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -53,9 +54,25 @@ int dispatch(Args words) {
 }  // namespace
 }  // namespace pto::cli
 
+namespace {
+
+// Output that did not reach its destination (a full disk, a closed pipe) is a runtime
+// failure, not success: exit 1 with a message instead of losing it silently.
+int checked_exit(int code) {
+  std::cout.flush();
+  if (std::cout) return code;
+  std::cerr << "pto-tune: error: cannot write the output (disk full, or the reader closed the pipe)\n";
+  return pto::exit_code(pto::ErrorCategory::Io);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // A write to a closed pipe then fails with EPIPE, which checked_exit reports, instead
+  // of killing the process before it can say anything.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
-    return pto::cli::dispatch(pto::cli::Args(argv + 1, argv + argc));
+    return checked_exit(pto::cli::dispatch(pto::cli::Args(argv + 1, argv + argc)));
   } catch (const pto::Error& e) {
     std::cerr << "pto-tune: error: " << e.what() << "\n";
     return pto::exit_code(e.category());

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "core/analyze.h"
 #include "core/error.h"
+#include "core/size_limits.h"
 #include "core/passes/block_partition.h"
 #include "core/passes/execute_graph.h"
 #include "core/passes/fusion_partition.h"
@@ -34,14 +36,41 @@ std::string Compiled::dump(Stage s) const {
   return "";
 }
 
+namespace {
+
+std::string limit_text(int64_t value, int64_t limit, const char* what) {
+  return std::to_string(value) + " " + what + ", over the limit of " + std::to_string(limit);
+}
+
+// A config whose program would exceed kMaxTasks or kMaxInstructions: a usage Error
+// with both counts, before the tasks are built.
+void check_program_size(const TensorGraph& graph, const TileConfig& config, const Target& target) {
+  const TilingSummary summary = analyze(graph, config, target);
+  int64_t tasks = 0;
+  for (const KernelSummary& k : summary.kernels) tasks += k.aic_tasks + k.aiv_tasks;
+  const int64_t instructions = summary.instructions();
+  if (tasks <= kMaxTasks && instructions <= kMaxInstructions) return;
+  usage_error("config " + config.to_string() + " makes a program too large to build: " +
+              (tasks > kMaxTasks ? limit_text(tasks, kMaxTasks, "tasks")
+                                 : limit_text(instructions, kMaxInstructions, "executed instructions")) +
+              "; use larger tiles (or 'compile --emit tile' to see the tile grid)");
+}
+
+}  // namespace
+
 Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target) {
+  return compile_through(graph, config, target, Stage::Exec);
+}
+
+Compiled compile_through(const TensorGraph& graph, const TileConfig& config, const Target& target, Stage last) {
+  Compiled out;
+  out.graph = graph;
+  out.config = config;
+  if (last == Stage::Tensor) return out;
   const passes::ResolvedConfig rc = passes::resolve_config(graph, config);
   const passes::Partition partition = passes::partition_graph(graph, rc.fusion);
   const passes::TilePlan plan = passes::expand_tiles(graph, partition, rc, target);
 
-  Compiled out;
-  out.graph = graph;
-  out.config = config;
   out.config.fusion = partition.fusion;
   const bool has_matmul = std::any_of(partition.kernels.begin(), partition.kernels.end(),
                                       [](const passes::KernelSpec& k) { return k.cube.has_value(); });
@@ -50,7 +79,9 @@ Compiled compile(const TensorGraph& graph, const TileConfig& config, const Targe
   if (!plan.feasible)
     fail(ErrorCategory::Infeasible, "config " + config.to_string() + " is infeasible on " + target.name + ":\n" +
                                         format_violations(plan.violations));
+  if (last == Stage::Tile) return out;
 
+  check_program_size(graph, config, target);
   out.program.target = target.name;
   out.program.tensors = partition.tensors;
   passes::partition_blocks(partition, plan, rc, out.program);

@@ -33,4 +33,11 @@ struct Compiled {
 
 Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target);
 
+// Runs the pipeline only as far as `last` needs: Tensor builds nothing, Tile stops
+// after the Tile Graph (with its verdict), Block and later build the program. What a
+// stage does not reach is left empty. Before building tasks it checks the program
+// against kMaxTasks and kMaxInstructions (core/size_limits.h) with analyze()'s
+// closed-form counts: past them, a usage Error naming the limit, not gigabytes of tasks.
+Compiled compile_through(const TensorGraph& graph, const TileConfig& config, const Target& target, Stage last);
+
 }  // namespace pto

@@ -4,19 +4,55 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <functional>
+#include <optional>
+
+#include <set>
 
 #include "core/error.h"
+#include "core/warning.h"
 
 namespace pto::json_read {
 
 namespace {
+
 constexpr size_t kMaxShown = 60;
+
+// Appends `value` to `out` as JSON until `out` holds more than kMaxShown characters:
+// containers are walked only as far as what is shown, and a long string is cut
+// before it is escaped, so the cost is bounded whatever the value.
+void show_into(const json& value, std::string& out) {
+  if (out.size() > kMaxShown) return;
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    // `replace` keeps a message printable even for strings that are not valid UTF-8.
+    out += json(s.substr(0, kMaxShown + 1)).dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
+  if (!value.is_structured()) {
+    out += value.dump();
+    return;
+  }
+  const bool object = value.is_object();
+  out += object ? '{' : '[';
+  bool first = true;
+  for (auto it = value.begin(); it != value.end() && out.size() <= kMaxShown; ++it) {
+    if (!first) out += ',';
+    first = false;
+    if (object) {
+      show_into(json(it.key()), out);
+      out += ':';
+    }
+    show_into(*it, out);
+  }
+  out += object ? '}' : ']';
+}
+
 }  // namespace
 
 std::string show(const json& value) {
-  // `replace` keeps a message printable even for strings that are not valid UTF-8.
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text;
+  show_into(value, text);
   if (text.size() > kMaxShown) text = text.substr(0, kMaxShown - 3) + "...";
   return text;
 }
@@ -95,9 +131,59 @@ std::string index_path(const std::string& parent, size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
+namespace {
+
+// Watches the parser's events: stops a document nested deeper than kMaxDepth before
+// it is built, and notes keys that appear twice in one object.
+class ParseGuard {
+ public:
+  struct TooDeep {};
+
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    using Event = json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (depth >= kMaxDepth) throw TooDeep{};
+        open_.push_back(event == Event::object_start ? std::optional<std::set<std::string>>(std::in_place)
+                                                     : std::nullopt);
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!open_.empty()) open_.pop_back();
+        break;
+      case Event::key:
+        if (!open_.empty() && open_.back() && !open_.back()->insert(parsed.get<std::string>()).second &&
+            duplicates_.size() < 3) {
+          duplicates_.push_back(show(parsed));
+        }
+        break;
+      case Event::value:
+        break;
+    }
+    return true;
+  }
+
+  const std::vector<std::string>& duplicates() const { return duplicates_; }
+
+ private:
+  std::vector<std::optional<std::set<std::string>>> open_;  // one per open container
+  std::vector<std::string> duplicates_;
+};
+
+}  // namespace
+
 json parse(const std::string& text, std::string_view what) {
+  ParseGuard guard;
   try {
-    return json::parse(text);
+    json j = json::parse(text, std::ref(guard));
+    for (const std::string& key : guard.duplicates()) {
+      warn(std::string(what) + ": key " + key + " is given more than once in one object; the last one is used");
+    }
+    return j;
+  } catch (const ParseGuard::TooDeep&) {
+    usage_error(std::string(what) + " is not valid input: JSON nested deeper than " +
+                std::to_string(kMaxDepth) + " levels");
   } catch (const json::exception& e) {  // parse errors, and numbers too large for a double
     // Drop the library's "[json.exception.parse_error.101] " tag; keep where and why.
     std::string why = e.what();
@@ -109,14 +195,22 @@ json parse(const std::string& text, std::string_view what) {
 }
 
 std::string read_text_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
+  const std::string named = std::string(what) + " '" + path + "'";
   std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) usage_error("cannot read " + named + ": no such file");
   // A directory opens fine as a stream on Linux and then reads nothing.
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    fail(ErrorCategory::Io, "cannot read " + std::string(what) + " '" + path + "'");
+  if (std::filesystem::is_directory(path, ec)) usage_error("cannot read " + named + ": it is a folder");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) usage_error("cannot read " + named + ": permission denied or not a regular file");
+  // Read one byte past the cap, so that /dev/zero or a huge file stops here.
+  std::string text(kMaxFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) fail(ErrorCategory::Io, "cannot read " + named + ": read error");
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxFileBytes) {
+    usage_error(named + " is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB, the most pto-tune reads");
   }
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) fail(ErrorCategory::Io, "cannot read " + std::string(what) + " '" + path + "'");
+  if (text.empty()) usage_error(named + " is empty");
   return text;
 }
 

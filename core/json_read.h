@@ -3,6 +3,11 @@
 //
 // The parsers of TileConfig and Target share these so that every input file reports
 // mistakes the same way; each throws a usage Error.
+//
+// Outside input is bounded before anything recurses over it or holds it whole: files
+// are read up to kMaxFileBytes, JSON nests at most kMaxDepth levels (a deeper value
+// would overflow the stack of any recursive walk, the library's own dump included),
+// and messages show a bounded prefix of a value without serialising all of it.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +22,11 @@ namespace pto::json_read {
 
 using nlohmann::json;
 
-// The value as it would appear in the input, shortened when long.
+constexpr int kMaxDepth = 64;                   // nesting levels of a JSON document
+constexpr size_t kMaxFileBytes = 4 << 20;      // 4 MiB: any input file pto-tune reads
+
+// The value as it would appear in the input, shortened when long; only the part shown
+// is ever serialised.
 std::string show(const json& value);
 
 [[noreturn]] void bad_value(const std::string& path, std::string_view expected, const json& got);
@@ -47,10 +56,14 @@ void reject_unknown_keys(const json& obj, const std::string& path,
 std::string member_path(const std::string& parent, std::string_view key);
 std::string index_path(const std::string& parent, size_t index);
 
-// Parses JSON text; usage Error "<what> is not valid JSON: <where and why>".
+// Parses JSON text; usage Error "<what> is not valid JSON: <where and why>", also for
+// nesting deeper than kMaxDepth. A key given twice in one object is a warning
+// (core/warning.h): the last one wins, as in every JSON library, but it is rarely meant.
 json parse(const std::string& text, std::string_view what);
 
-// The whole content of a file; io Error "cannot read <what> '<path>'" when it cannot.
+// The whole content of a file the user named. Usage Error when it is missing, a
+// folder, empty or larger than kMaxFileBytes (the path is the input's fault); io
+// Error when reading it fails midway.
 std::string read_text_file(const std::string& path, std::string_view what);
 
 }  // namespace pto::json_read

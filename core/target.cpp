@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json_read.h"
+#include "core/warning.h"
 
 namespace pto {
 
@@ -28,55 +29,74 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
 };
 
 enum class Need { Required, Optional };
-enum class Range { Any, Positive, NonNegative };
+
+// The sane range of a numeric field: a value outside it is a typo or a unit mistake
+// (2^31 cores, a clock of 1e-300 MHz) that would otherwise run into an allocation of
+// every core or times of "inf ms"; it is rejected, naming the field.
+struct Range {
+  double min = 0, max = 0;
+};
+constexpr Range kAny{};
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr Range kCores{1, 4096};
+constexpr Range kClockMhz{10, 100000};
+constexpr Range kBufferBytes{1, kGiB};
+constexpr Range kL2Bytes{1, 1024 * kGiB};
+constexpr Range kAlignBytes{1, 4096};
+constexpr Range kFractal{1, 1024};
+constexpr Range kBytesPerCycle{1e-3, 1e6};
+constexpr Range kGbps{1e-3, 1e7};
+constexpr Range kLatencyCycles{0, 1e8};
+constexpr Range kParallelism{1, 1e6};
+constexpr Range kCpuFlopsPerCycle{0, 1e5};
+constexpr Range kSimdBytes{0, 4096};
 
 // The one list of a Target's JSON fields: to_json, from_json and the known-key check
 // all walk it, so a field added to Target needs one line here.
 template <class T, class Visit>
 void for_each_field(T& t, Visit&& v) {
   using enum Need;
-  using enum Range;
-  v("name", t.name, Required, Any);
-  v("kind", t.kind, Required, Any);
-  v("notes", t.notes, Optional, Any);
-  v("source", t.source, Optional, Any);
-  v("hard_capacity", t.hard_capacity, Optional, Any);
-  v("aic_cores", t.aic_cores, Required, Positive);
-  v("aiv_cores", t.aiv_cores, Required, Positive);
-  v("split_cores", t.split_cores, Optional, Any);
-  v("clock_mhz", t.clock_mhz, Required, Positive);
-  v("ub", t.ub, Required, Positive);
-  v("l1", t.l1, Required, Positive);
-  v("l0a", t.l0a, Required, Positive);
-  v("l0b", t.l0b, Required, Positive);
-  v("l0c", t.l0c, Required, Positive);
-  v("bt", t.bt, Required, Positive);
-  v("fixbuf", t.fixbuf, Required, Positive);
-  v("l2_bytes", t.l2_bytes, Required, Positive);
-  v("align_bytes", t.align_bytes, Optional, Positive);
-  v("fractal", t.fractal, Required, Positive);
-  v("gm_read_bpc", t.gm_read_bpc, Optional, Positive);
-  v("l2_read_bpc", t.l2_read_bpc, Optional, Positive);
-  v("l2_write_bpc", t.l2_write_bpc, Optional, Positive);
-  v("l1_to_l0a_bpc", t.l1_to_l0a_bpc, Optional, Positive);
-  v("l1_to_l0b_bpc", t.l1_to_l0b_bpc, Optional, Positive);
-  v("l1_to_ub_bpc", t.l1_to_ub_bpc, Optional, Positive);
-  v("l0c_to_ub_bpc", t.l0c_to_ub_bpc, Optional, Positive);
-  v("ub_to_gm_bpc", t.ub_to_gm_bpc, Optional, Positive);
-  v("ub_to_l1_bpc", t.ub_to_l1_bpc, Optional, Positive);
-  v("hbm_gbps", t.hbm_gbps, Required, Positive);
-  v("l2_gbps", t.l2_gbps, Required, Positive);
-  v("gm_read_latency", t.gm_read_latency, Optional, NonNegative);
-  v("gm_write_latency", t.gm_write_latency, Optional, NonNegative);
-  v("ub_copy_latency", t.ub_copy_latency, Optional, NonNegative);
-  v("l1_copy_latency", t.l1_copy_latency, Optional, NonNegative);
-  v("sync_latency", t.sync_latency, Optional, NonNegative);
-  v("vector_barrier", t.vector_barrier, Optional, NonNegative);
-  v("kernel_launch_cycles", t.kernel_launch_cycles, Optional, NonNegative);
-  v("task_dispatch_cycles", t.task_dispatch_cycles, Optional, NonNegative);
-  v("vector_costs", t.vector_costs, Optional, Any);
-  v("cpu_flops_per_cycle", t.cpu_flops_per_cycle, Optional, NonNegative);
-  v("simd_bytes", t.simd_bytes, Optional, NonNegative);
+  v("name", t.name, Required, kAny);
+  v("kind", t.kind, Required, kAny);
+  v("notes", t.notes, Optional, kAny);
+  v("source", t.source, Optional, kAny);
+  v("hard_capacity", t.hard_capacity, Optional, kAny);
+  v("aic_cores", t.aic_cores, Required, kCores);
+  v("aiv_cores", t.aiv_cores, Required, kCores);
+  v("split_cores", t.split_cores, Optional, kAny);
+  v("clock_mhz", t.clock_mhz, Required, kClockMhz);
+  v("ub", t.ub, Required, kBufferBytes);
+  v("l1", t.l1, Required, kBufferBytes);
+  v("l0a", t.l0a, Required, kBufferBytes);
+  v("l0b", t.l0b, Required, kBufferBytes);
+  v("l0c", t.l0c, Required, kBufferBytes);
+  v("bt", t.bt, Required, kBufferBytes);
+  v("fixbuf", t.fixbuf, Required, kBufferBytes);
+  v("l2_bytes", t.l2_bytes, Required, kL2Bytes);
+  v("align_bytes", t.align_bytes, Optional, kAlignBytes);
+  v("fractal", t.fractal, Required, kFractal);
+  v("gm_read_bpc", t.gm_read_bpc, Optional, kBytesPerCycle);
+  v("l2_read_bpc", t.l2_read_bpc, Optional, kBytesPerCycle);
+  v("l2_write_bpc", t.l2_write_bpc, Optional, kBytesPerCycle);
+  v("l1_to_l0a_bpc", t.l1_to_l0a_bpc, Optional, kBytesPerCycle);
+  v("l1_to_l0b_bpc", t.l1_to_l0b_bpc, Optional, kBytesPerCycle);
+  v("l1_to_ub_bpc", t.l1_to_ub_bpc, Optional, kBytesPerCycle);
+  v("l0c_to_ub_bpc", t.l0c_to_ub_bpc, Optional, kBytesPerCycle);
+  v("ub_to_gm_bpc", t.ub_to_gm_bpc, Optional, kBytesPerCycle);
+  v("ub_to_l1_bpc", t.ub_to_l1_bpc, Optional, kBytesPerCycle);
+  v("hbm_gbps", t.hbm_gbps, Required, kGbps);
+  v("l2_gbps", t.l2_gbps, Required, kGbps);
+  v("gm_read_latency", t.gm_read_latency, Optional, kLatencyCycles);
+  v("gm_write_latency", t.gm_write_latency, Optional, kLatencyCycles);
+  v("ub_copy_latency", t.ub_copy_latency, Optional, kLatencyCycles);
+  v("l1_copy_latency", t.l1_copy_latency, Optional, kLatencyCycles);
+  v("sync_latency", t.sync_latency, Optional, kLatencyCycles);
+  v("vector_barrier", t.vector_barrier, Optional, kLatencyCycles);
+  v("kernel_launch_cycles", t.kernel_launch_cycles, Optional, kLatencyCycles);
+  v("task_dispatch_cycles", t.task_dispatch_cycles, Optional, kLatencyCycles);
+  v("vector_costs", t.vector_costs, Optional, kAny);
+  v("cpu_flops_per_cycle", t.cpu_flops_per_cycle, Optional, kCpuFlopsPerCycle);
+  v("simd_bytes", t.simd_bytes, Optional, kSimdBytes);
 }
 
 std::vector<std::string_view> field_names() {
@@ -106,17 +126,16 @@ struct FieldWriter {
   }
 };
 
-int read_int(const json& value, const std::string& path, Range range) {
-  switch (range) {
-    case Range::Positive:
-      return static_cast<int>(jr::integer(value, path, 1, std::numeric_limits<int>::max(), "a positive integer"));
-    case Range::NonNegative:
-      return static_cast<int>(jr::integer(value, path, 0, std::numeric_limits<int>::max(), "a non-negative integer"));
-    case Range::Any:
-      break;
-  }
-  return static_cast<int>(jr::integer(value, path, std::numeric_limits<int>::min(),
-                                      std::numeric_limits<int>::max(), "an integer"));
+// "an integer from 1 to 4096", "a number from 0.001 to 1e+06".
+std::string range_text(const char* kind, Range r) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%s from %.15g to %.15g", kind, r.min, r.max);
+  return text;
+}
+
+int64_t read_integer(const json& value, const std::string& path, Range r) {
+  return jr::integer(value, path, static_cast<int64_t>(r.min), static_cast<int64_t>(r.max),
+                     range_text("an integer", r));
 }
 
 DType dtype_key(const std::string& name, const std::string& path) {
@@ -146,15 +165,16 @@ struct FieldReader {
     if (name != "npu" && name != "cpu") jr::bad_value(path, "\"npu\" or \"cpu\"", v);
     kind = name == "cpu" ? TargetKind::Cpu : TargetKind::Npu;
   }
-  static void read(const json& v, const std::string& path, int& i, Range r) { i = read_int(v, path, r); }
-  static void read(const json& v, const std::string& path, int64_t& i, Range r) {
-    i = r == Range::Positive ? jr::positive_integer(v, path)
-                             : jr::integer(v, path, 0, std::numeric_limits<int64_t>::max(), "a non-negative integer");
+  static void read(const json& v, const std::string& path, int& i, Range r) {
+    i = static_cast<int>(read_integer(v, path, r));
   }
+  static void read(const json& v, const std::string& path, int64_t& i, Range r) { i = read_integer(v, path, r); }
   static void read(const json& v, const std::string& path, double& d, Range r) {
-    d = jr::positive_number(v, path, r != Range::Positive);
+    if (!v.is_number()) jr::bad_value(path, range_text("a number", r), v);
+    d = v.get<double>();
+    if (!(d >= r.min && d <= r.max)) jr::bad_value(path, range_text("a number", r), v);
   }
-  static void read(const json& v, const std::string& path, std::map<DType, Fractal>& fractals, Range) {
+  static void read(const json& v, const std::string& path, std::map<DType, Fractal>& fractals, Range r) {
     jr::object(v, path);
     for (const auto& [name, f] : v.items()) {
       const std::string fpath = jr::member_path(path, name);
@@ -164,7 +184,7 @@ struct FieldReader {
       const std::pair<const char*, int*> axes[] = {{"m", &fractal.m}, {"k", &fractal.k}, {"n", &fractal.n}};
       for (auto [axis, size] : axes) {
         if (!f.contains(axis)) usage_error(jr::member_path(fpath, axis) + ": missing (a required field)");
-        *size = read_int(f.at(axis), jr::member_path(fpath, axis), Range::Positive);
+        *size = static_cast<int>(read_integer(f.at(axis), jr::member_path(fpath, axis), r));
       }
       fractals[dtype_key(name, fpath)] = fractal;
     }
@@ -177,9 +197,11 @@ struct FieldReader {
       jr::object(c, cpath);
       jr::reject_unknown_keys(c, cpath, {"latency", "parallelism"});
       VectorCost cost;
-      if (c.contains("latency")) cost.latency = read_int(c.at("latency"), cpath + ".latency", Range::NonNegative);
+      if (c.contains("latency")) {
+        cost.latency = static_cast<int>(read_integer(c.at("latency"), cpath + ".latency", kLatencyCycles));
+      }
       if (c.contains("parallelism")) {
-        cost.parallelism = read_int(c.at("parallelism"), cpath + ".parallelism", Range::Positive);
+        cost.parallelism = static_cast<int>(read_integer(c.at("parallelism"), cpath + ".parallelism", kParallelism));
       }
       costs[key] = cost;
     }
@@ -199,6 +221,19 @@ uint64_t fnv1a64(const std::string& bytes) {
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
+}
+
+// A target file holds one target: an object, or `targets --json`'s list of one.
+const json& single_target(const json& j) {
+  if (!j.is_array()) return j;
+  if (j.size() == 1) return j[0];
+  std::string names;
+  for (const json& t : j) {
+    names += names.empty() ? "" : ", ";
+    names += t.is_object() && t.contains("name") ? jr::show(t["name"]) : "?";
+  }
+  usage_error("holds a list of " + std::to_string(j.size()) + " targets (" + names +
+              "); a target file holds one ('pto-tune targets --json --target NAME' prints one)");
 }
 
 Target builtin_target(const BuiltinTarget& b) {
@@ -249,9 +284,16 @@ std::string Target::fingerprint() const {
 
 Target Target::from_json(const json& j) {
   jr::object(j, "target");
-  jr::reject_unknown_keys(j, "target", field_names());
+  // `targets --json` adds the fingerprint; a file made from it is read back as it is.
+  std::vector<std::string_view> known = field_names();
+  known.push_back("fingerprint");
+  jr::reject_unknown_keys(j, "target", known);
   Target t;
   for_each_field(t, FieldReader{j});
+  if (j.contains("fingerprint") && jr::string(j.at("fingerprint"), "target.fingerprint") != t.fingerprint()) {
+    warn("target.fingerprint " + jr::show(j.at("fingerprint")) + " is not the fingerprint of the figures (" +
+         t.fingerprint() + "), which were edited; records are keyed by the figures' own");
+  }
   if (t.name.empty()) usage_error("target.name: expected a non-empty string, got \"\"");
   if (t.kind == TargetKind::Cpu) {
     // The CPU's compute rate and vector width have no Ascend counterpart to fall back on.
@@ -278,7 +320,7 @@ Target load_target(const std::string& name_or_path) {
   if (!name_or_path.empty() && std::filesystem::exists(name_or_path, ec)) {
     const std::string text = jr::read_text_file(name_or_path, "target file");
     try {
-      return Target::from_json(jr::parse(text, "target file"));
+      return Target::from_json(single_target(jr::parse(text, "target file")));
     } catch (const Error& e) {
       fail(e.category(), "target file '" + name_or_path + "': " + e.what());
     }

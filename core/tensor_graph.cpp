@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/size_limits.h"
 
 namespace pto {
 namespace {
@@ -182,7 +183,23 @@ std::string TensorGraph::dump() const {
 
 // ---- GraphBuilder ---------------------------------------------------------------------
 
+namespace {
+
+// A tensor too large to count in int64, or larger than any device holds, is a usage
+// error naming the limit, before anything sizes a buffer or a loop by it.
+void check_tensor_size(const Node& n) {
+  const std::optional<int64_t> elements = checked_num_elements(n.shape);
+  const std::optional<int64_t> bytes = elements ? checked_mul(*elements, dtype_size(n.dtype)) : std::nullopt;
+  if (bytes && *bytes <= kMaxTensorBytes) return;
+  usage_error(label(n) + ": " + describe(n) + " is " +
+              (bytes ? std::to_string(*bytes) + " bytes" : std::string("more bytes than a 64-bit count holds")) +
+              ", over the limit of " + std::to_string(kMaxTensorBytes) + " bytes (1 TiB) per tensor");
+}
+
+}  // namespace
+
 NodeId GraphBuilder::push(Node n) {
+  check_tensor_size(n);
   g_.nodes_.push_back(std::move(n));
   return g_.nodes_.back().id;
 }
@@ -382,7 +399,7 @@ NodeId GraphBuilder::reshape(NodeId x, const Shape& shape, const std::string& na
   Node n = new_node(OpKind::Reshape, name, static_cast<NodeId>(g_.nodes_.size()));
   const Node& operand = at(x, label(n).c_str());
   check_dims_positive(n, shape, "target shape");
-  if (num_elements(shape) != num_elements(operand.shape))
+  if (checked_num_elements(shape) != checked_num_elements(operand.shape))
     usage_error(label(n) + ": " + describe(operand) + " has " +
                 std::to_string(num_elements(operand.shape)) + " elements, target shape " +
                 shape_str(shape) + " has " + std::to_string(num_elements(shape)));

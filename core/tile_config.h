@@ -46,7 +46,8 @@ struct TileConfig {
   // Usage Error naming the field ("cube.k[1]: expected a positive integer, got -3").
   static TileConfig from_json(const nlohmann::json& j);
   static TileConfig parse(const std::string& text);
-  // Accepts inline JSON or "@path" to read a file (io Error if unreadable).
+  // Accepts inline JSON or "@path" to read a file (json_read::read_text_file: a missing,
+  // empty, folder or over-4-MiB file is a usage Error; a failed read an io Error).
   static TileConfig parse_arg(const std::string& arg);
 };
 

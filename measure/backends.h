@@ -27,8 +27,8 @@ std::unique_ptr<Runner> make_sim_runner(const Target& npu, const RunnerOptions& 
 std::unique_ptr<Runner> make_npu_runner(const Target& npu, const RunnerOptions& options);
 
 // The cost model's verdict on one candidate, the start of its Measurement: OK with
-// predicted_ns set, or INFEASIBLE (the violated rules) / COMPILE_ERROR (a config the
-// compiler rejects, e.g. a bad fusion list) with the reason.
+// predicted_ns set, or INFEASIBLE (the violated rules, or input the compiler refuses,
+// e.g. a bad fusion list) / COMPILE_ERROR (the compiler failed) with the reason.
 struct Prediction {
   Measurement measurement;
   std::optional<Estimate> estimate;  // when the model could score the config
@@ -36,11 +36,13 @@ struct Prediction {
 Prediction predict(const CostModel& model, const TileConfig& config, const std::string& backend);
 
 // Marks `m` as rejected before running: INFEASIBLE for an Error of category
-// Infeasible, COMPILE_ERROR for anything else, with the error's message.
+// Infeasible or Usage (bad input: exit code 2 in the CLI), COMPILE_ERROR for anything
+// else, with the error's message.
 void reject(Measurement& m, const std::exception& why);
 
 // Compiles a candidate for `target`; on failure returns nullopt with `m` INFEASIBLE
-// (the verifier's violations) or COMPILE_ERROR (anything else the compiler threw).
+// (the verifier's violations, a program past the size limits, a bad fusion list) or
+// COMPILE_ERROR (anything else the compiler threw).
 std::optional<Program> compile_candidate(const TensorGraph& graph, const TileConfig& config,
                                          const Target& target, Measurement& m);
 

@@ -86,6 +86,7 @@ json Measurement::to_json() const {
       {"predicted_ns", predicted_ns},
       {"backend", backend},
       {"simulated", simulated},
+      {"predicted", predicted},
       {"verified", verified},
       {"max_abs_err", finite_or_null(max_abs_err)},
       {"host", host},
@@ -99,7 +100,7 @@ Measurement Measurement::from_json(const json& j) {
   json_read::object(j, "measurement");
   json_read::reject_unknown_keys(j, "measurement",
                                  {"status", "error", "stats", "predicted_ns", "backend", "simulated",
-                                  "verified", "max_abs_err", "host", "detail", "timestamp"});
+                                  "predicted", "verified", "max_abs_err", "host", "detail", "timestamp"});
   Measurement m;
   m.status = parse_status(json_read::string(required(j, "measurement", "status"), "status"));
   if (j.contains("error")) m.error = json_read::string(j["error"], "error");
@@ -108,6 +109,8 @@ Measurement Measurement::from_json(const json& j) {
     m.predicted_ns = json_read::positive_number(j["predicted_ns"], "predicted_ns", true);
   if (j.contains("backend")) m.backend = json_read::string(j["backend"], "backend");
   if (j.contains("simulated")) m.simulated = json_read::boolean(j["simulated"], "simulated");
+  // Records written before `predicted` existed: the model backend's were predictions.
+  m.predicted = j.contains("predicted") ? json_read::boolean(j["predicted"], "predicted") : m.backend == "model";
   if (j.contains("verified")) m.verified = json_read::boolean(j["verified"], "verified");
   if (j.contains("max_abs_err")) m.max_abs_err = number_or_inf(j["max_abs_err"], "max_abs_err");
   if (j.contains("host")) m.host = json_read::string(j["host"], "host");

@@ -1,6 +1,8 @@
 // Measurement: the outcome of timing one candidate config of one workload — its
 // status, statistics over repetitions, the model's prediction beside it, and where
-// and how it was measured. Simulated results say so (`simulated`).
+// and how it was measured. What is not a real measurement says so: `simulated` (the
+// NPU simulator, and the cost model too: neither ran on hardware) and `predicted`
+// (the cost model's figure alone, nothing simulated either); provenance() names it.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,7 @@ struct Measurement {
   double predicted_ns = 0;    // the cost model's prediction, 0 when none
   std::string backend;        // "sim", "cpu", "model"
   bool simulated = false;     // true for sim and model: not a real measurement
+  bool predicted = false;     // true for model: the cost model's figure, nothing was run
   bool verified = false;      // cpu: the first run matched the reference
   double max_abs_err = 0;
   std::string host;           // machine it ran on
@@ -43,6 +46,8 @@ struct Measurement {
   int64_t timestamp = 0;      // unix seconds
 
   bool ok() const { return status == Status::OK; }
+  // "predicted", "simulated" or "measured": how the time came about, for labels.
+  const char* provenance() const { return predicted ? "predicted" : simulated ? "simulated" : "measured"; }
   nlohmann::json to_json() const;
   static Measurement from_json(const nlohmann::json& j);
 };

@@ -1,6 +1,6 @@
 // The `model` backend: the cost model's prediction only, for dry runs and CI. Nothing
-// is compiled or run; results say `simulated`, and an infeasible config comes back
-// INFEASIBLE with the rules it breaks.
+// is compiled or run; results say `predicted` (and `simulated`: not measured), and an
+// infeasible config comes back INFEASIBLE with the rules it breaks.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +26,7 @@ class ModelRunner : public Runner {
       Prediction p = predict(model, config, name());
       Measurement& m = p.measurement;
       m.simulated = true;
+      m.predicted = true;
       if (m.ok()) {
         m.stats = {m.predicted_ns, m.predicted_ns, m.predicted_ns, 1};
         m.detail_json = p.estimate->to_json().dump();

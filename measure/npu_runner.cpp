@@ -19,8 +19,9 @@ std::unique_ptr<Runner> make_npu_runner(const Target& npu, const RunnerOptions& 
   usage_error("backend 'npu' measures on a real Ascend NPU through CANN: it needs the Ascend "
               "toolkit (CANN, found through ASCEND_HOME_PATH), its runtime libraries and a "
               "visible NPU device. This build of pto-tune has no NPU backend (" + toolkit +
-              "). For target '" + npu.name + "' use backend 'sim' (simulated time) or 'model' "
-              "(the cost model's prediction).");
+              "). For target '" + npu.name + "' use " +
+              (npu.kind == "npu" ? "backend 'sim' (simulated time)" : "backend 'cpu' (real time on this machine)") +
+              " or 'model' (the cost model's prediction).");
 }
 
 }  // namespace pto::measure

@@ -34,8 +34,11 @@ std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& ta
 }
 
 void reject(Measurement& m, const std::exception& why) {
+  // A config the compiler refuses as bad input (not a valid fusion partition, a program
+  // past the size limits) cannot run, as an infeasible one cannot: the input's fault,
+  // not the compiler's. Anything else is a compile error.
   auto* error = dynamic_cast<const Error*>(&why);
-  bool infeasible = error && error->category() == ErrorCategory::Infeasible;
+  bool infeasible = error && exit_code(error->category()) == exit_code(ErrorCategory::Usage);
   m.status = infeasible ? Status::INFEASIBLE : Status::COMPILE_ERROR;
   m.error = why.what();
 }

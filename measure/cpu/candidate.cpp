@@ -14,6 +14,7 @@
 #include "core/op_library.h"
 #include "measure/backends.h"
 #include "measure/cpu/cache_flush.h"
+#include "measure/cpu/host_memory.h"
 #include "measure/cpu/timing.h"
 #include "measure/cpu/verify.h"
 #include "measure/interleave.h"
@@ -83,6 +84,7 @@ std::string interleave_detail(const Stats& stats) {
 }  // namespace
 
 WorkloadFixture make_fixture(const Workload& w, const TensorGraph& graph, uint64_t seed) {
+  check_fits_host_memory(graph);
   WorkloadFixture fixture{w, graph, random_inputs(graph, seed), {}, accumulation_length(graph)};
   fixture.expected = find_op(w.op).reference(w, fixture.inputs);
   return fixture;

@@ -29,6 +29,7 @@ struct WorkloadFixture {
   int64_t accumulation = 1;           // for the verification tolerance
 };
 
+// Usage Error, before allocating, when the workload does not fit in host memory.
 WorkloadFixture make_fixture(const Workload& w, const TensorGraph& graph, uint64_t seed);
 
 // One candidate: status, verification and timing statistics (backend "cpu"; host and

@@ -5,10 +5,14 @@
 // once, verified against the reference and timed in a child process
 // (measure/isolation.h) under the per-candidate timeout, so that a crash or a hang
 // becomes RUNTIME_ERROR or TIMEOUT and the batch goes on.
+#include <algorithm>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/op_library.h"
+#include "core/warning.h"
 #include "measure/backends.h"
 #include "measure/cpu/candidate.h"
 #include "measure/cpu/timing.h"
@@ -129,10 +133,29 @@ class CpuRunner : public Runner {
 
 }  // namespace
 
-std::unique_ptr<Runner> make_cpu_runner(const Target& host, const RunnerOptions& options) {
+namespace {
+
+// More OpenMP threads than cores only time oversubscription (and 100000 of them take
+// gigabytes of stacks): clamped to the cores, with a warning that says so.
+RunnerOptions clamp_threads(RunnerOptions options) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.threads > cores) {
+    warn("threads " + std::to_string(options.threads) + " is more than the " + std::to_string(cores) +
+         " cores of this machine; using " + std::to_string(cores));
+    options.threads = cores;
+  }
+  return options;
+}
+
+}  // namespace
+
+std::unique_ptr<Runner> make_cpu_runner(const Target& host, const RunnerOptions& requested) {
+  const RunnerOptions options = clamp_threads(requested);
   timing_policy(options);  // rejects bad timing options now, not in every child
-  if (!(options.timeout_s > 0))
-    usage_error("the per-candidate timeout must be > 0 s, got " + std::to_string(options.timeout_s));
+  constexpr double kMaxTimeoutS = 24 * 3600;  // a day; past it a deadline is a typo
+  if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS))
+    usage_error("the per-candidate timeout must be > 0 s and at most a day (86400 s), got " +
+                std::to_string(options.timeout_s));
   if (options.threads < 0)
     usage_error("threads must be >= 0 (0 = all), got " + std::to_string(options.threads));
   for (const auto& [candidate, fault] : options.faults)

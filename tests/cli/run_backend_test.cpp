@@ -46,6 +46,7 @@ TEST(RunBackend, ModelBackendGivesThePredictionOnAnyTarget) {
   const json npu = run_json(kNpuMatmul + " --backend model");
   EXPECT_EQ(npu["backend"], "model");
   EXPECT_EQ(npu["simulated"], true);
+  EXPECT_EQ(npu["predicted"], true);
   EXPECT_EQ(npu["time_ns"], npu["predicted_ns"]);
   const json host = run_json("--op add --shapes 40,72 --backend model");
   EXPECT_EQ(host["backend"], "model");

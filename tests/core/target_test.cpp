@@ -236,7 +236,7 @@ TEST_F(TargetFile, UnknownNamesListTheKnownOnes) {
 
 TEST_F(TargetFile, UnreadableOrInvalidFilesNameThePath) {
   const std::string dir = dir_.str();
-  expect_error([&] { load_target(dir); }, ErrorCategory::Io, {dir});
+  expect_error([&] { load_target(dir); }, ErrorCategory::Usage, {dir, "it is a folder"});
   const std::string broken = write("broken.json", "{\"name\": ");
   expect_error([&] { load_target(broken); }, ErrorCategory::Usage, {broken, "not valid JSON"});
   const std::string bad = write("bad.json", R"({"name": "x"})");
@@ -252,24 +252,28 @@ TEST(Target, MalformedFieldsAreUsageErrorsNamingTheField) {
   } cases[] = {
       {"ub", nullptr, {"target.ub: missing"}},
       {"fractal", nullptr, {"target.fractal: missing"}},
-      {"aic_cores", "24", {"target.aic_cores: expected a positive integer, got \"24\""}},
-      {"aic_cores", 0, {"target.aic_cores: expected a positive integer, got 0"}},
-      {"l1", 0, {"target.l1: expected a positive integer, got 0"}},
-      {"l0c", -131072, {"target.l0c: expected a positive integer, got -131072"}},
-      {"l2_bytes", 1.5, {"target.l2_bytes: expected a positive integer, got 1.5"}},
-      {"clock_mhz", -1, {"target.clock_mhz: expected a positive number, got -1"}},
-      {"hbm_gbps", "fast", {"target.hbm_gbps: expected a positive number, got \"fast\""}},
-      {"gm_read_latency", -5, {"target.gm_read_latency: expected a non-negative integer, got -5"}},
+      {"aic_cores", "24", {"target.aic_cores: expected an integer from 1 to 4096, got \"24\""}},
+      {"aic_cores", 0, {"target.aic_cores: expected an integer from 1 to 4096, got 0"}},
+      {"aic_cores", 2147483648, {"target.aic_cores: expected an integer from 1 to 4096, got 2147483648"}},
+      {"l1", 0, {"target.l1: expected an integer from 1 to 1073741824, got 0"}},
+      {"l0c", -131072, {"target.l0c: expected an integer from 1 to 1073741824, got -131072"}},
+      {"l2_bytes", 1.5, {"target.l2_bytes: expected an integer from 1 to 1099511627776, got 1.5"}},
+      {"clock_mhz", -1, {"target.clock_mhz: expected a number from 10 to 100000, got -1"}},
+      {"clock_mhz", 1e-300, {"target.clock_mhz: expected a number from 10 to 100000, got 1e-300"}},
+      {"hbm_gbps", 1e-300, {"target.hbm_gbps: expected a number from 0.001 to 10000000, got 1e-300"}},
+      {"gm_read_bpc", 1e-300, {"target.gm_read_bpc: expected a number from 0.001 to 1000000, got 1e-300"}},
+      {"hbm_gbps", "fast", {"target.hbm_gbps: expected a number from 0.001 to 10000000, got \"fast\""}},
+      {"gm_read_latency", -5, {"target.gm_read_latency: expected an integer from 0 to 100000000, got -5"}},
       {"hard_capacity", 1, {"target.hard_capacity: expected true or false, got 1"}},
       {"kind", "gpu", {"target.kind: expected \"npu\" or \"cpu\", got \"gpu\""}},
       {"name", "", {"target.name: expected a non-empty string"}},
       {"name", 7, {"target.name: expected a string, got 7"}},
       {"fractal", json::parse(R"({"fp64": {"m": 16, "k": 16, "n": 16}})"), {"target.fractal.fp64: unknown dtype"}},
       {"fractal", json::parse(R"({"fp16": {"m": 16, "n": 16}})"), {"target.fractal.fp16.k: missing"}},
-      {"fractal", json::parse(R"({"fp16": {"m": 16, "k": 0, "n": 16}})"), {"target.fractal.fp16.k: expected a positive integer, got 0"}},
+      {"fractal", json::parse(R"({"fp16": {"m": 16, "k": 0, "n": 16}})"), {"target.fractal.fp16.k: expected an integer from 1 to 1024, got 0"}},
       {"fractal", json::parse(R"({"fp16": {"m": 16, "k": 16, "n": 16, "q": 1}})"), {"target.fractal.fp16: unknown key \"q\""}},
       {"fractal", json::parse("[16, 16, 16]"), {"target.fractal: expected an object"}},
-      {"vector_costs", json::parse(R"({"add": {"latency": 6, "parallelism": 0}})"), {"target.vector_costs.add.parallelism: expected a positive integer, got 0"}},
+      {"vector_costs", json::parse(R"({"add": {"latency": 6, "parallelism": 0}})"), {"target.vector_costs.add.parallelism: expected an integer from 1 to 1000000, got 0"}},
       {"vector_costs", json::parse(R"({"add:fp99": {"latency": 6}})"), {"target.vector_costs.add:fp99: unknown dtype \"fp99\""}},
       {"vector_costs", json::parse(R"({"add": {"cycles": 6}})"), {"target.vector_costs.add: unknown key \"cycles\""}},
       {"l3_bytes", 1, {"target: unknown key \"l3_bytes\""}},
@@ -284,6 +288,42 @@ TEST(Target, MalformedFieldsAreUsageErrorsNamingTheField) {
     expect_error([&] { Target::from_json(j); }, ErrorCategory::Usage, c.parts, c.key + "=" + c.value.dump());
   }
   expect_error([] { Target::from_json(json::array()); }, ErrorCategory::Usage, {"target: expected an object"});
+}
+
+// Every numeric field has a sane range: an absurd value (negative, 1e300, or 1e-300
+// where the field cannot be near zero) is rejected naming the field.
+TEST(Target, EveryNumericFieldIsRejectedOutsideItsRangeNamingTheField) {
+  const json base = load_target("ascend910b1").to_json();
+  int fields = 0;
+  for (const auto& [key, value] : base.items()) {
+    if (!value.is_number()) continue;
+    ++fields;
+    for (const double absurd : {-1.0, 1e300, 1e-300}) {
+      if (absurd == 1e-300 && key == "cpu_flops_per_cycle") continue;  // 0 is its "not a cpu"
+      json j = base;
+      j[key] = absurd;
+      expect_error([&] { Target::from_json(j); }, ErrorCategory::Usage, {"target." + key + ": expected a"},
+                   key + "=" + std::to_string(absurd));
+    }
+  }
+  EXPECT_GT(fields, 30);
+}
+
+TEST(Target, WhatTargetsJsonPrintsIsAcceptedBackAsATargetFile) {
+  testing_support::TempDir dir("target_roundtrip");
+  for (const std::string& name : builtin_target_names()) {
+    const Target t = load_target(name);
+    json j = t.to_json();
+    j["fingerprint"] = t.fingerprint();
+    // `targets --json --target NAME`: a list of one, with the fingerprint.
+    const Target back = load_target(dir.write(name + ".json", json::array({j}).dump(2)));
+    EXPECT_EQ(back.fingerprint(), t.fingerprint()) << name;
+    EXPECT_EQ(load_target(dir.write(name + "_object.json", j.dump())).fingerprint(), t.fingerprint()) << name;
+  }
+  json all = json::array();
+  for (const std::string& name : {"ascend910b1", "ascend910b2"}) all.push_back(load_target(name).to_json());
+  expect_error([&] { load_target(dir.write("all.json", all.dump())); }, ErrorCategory::Usage,
+               {"a list of 2 targets", "\"ascend910b1\"", "--target NAME"});
 }
 
 TEST(Target, ACpuTargetNeedsItsComputeRateAndSimdWidth) {

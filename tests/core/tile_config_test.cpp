@@ -172,11 +172,11 @@ TEST_F(TileConfigFile, AtPathReadsTheFile) {
   EXPECT_EQ(TileConfig::parse_arg(R"({"vec":[8]})").vec, Shape{8});  // inline JSON
 }
 
-TEST_F(TileConfigFile, UnreadableFileIsAnIoErrorNamingThePath) {
+TEST_F(TileConfigFile, AMissingFileOrAFolderIsAUsageErrorNamingThePath) {
   const std::string missing = (dir_.path() / "missing.json").string();
-  expect_error([&] { TileConfig::parse_arg("@" + missing); }, ErrorCategory::Io, {missing});
+  expect_error([&] { TileConfig::parse_arg("@" + missing); }, ErrorCategory::Usage, {missing, "no such file"});
   const std::string dir = dir_.str();
-  expect_error([&] { TileConfig::parse_arg("@" + dir); }, ErrorCategory::Io, {dir});
+  expect_error([&] { TileConfig::parse_arg("@" + dir); }, ErrorCategory::Usage, {dir, "it is a folder"});
 }
 
 TEST_F(TileConfigFile, MalformedFileContentNamesTheFileAndTheField) {

@@ -172,6 +172,7 @@ void expect_same(const Measurement& a, const Measurement& b) {
   EXPECT_EQ(a.predicted_ns, b.predicted_ns);
   EXPECT_EQ(a.backend, b.backend);
   EXPECT_EQ(a.simulated, b.simulated);
+  EXPECT_EQ(a.predicted, b.predicted);
   EXPECT_EQ(a.verified, b.verified);
   EXPECT_EQ(a.max_abs_err, b.max_abs_err);
   EXPECT_EQ(a.host, b.host);
@@ -187,6 +188,22 @@ TEST(MeasurementJson, RoundTripsEveryField) {
   // Through text as well, as it travels from a measurement child or into the database.
   expect_same(Measurement::from_json(nlohmann::json::parse(j.dump())), m);
   EXPECT_EQ(j["detail"]["bound"], "cube");  // detail is embedded as JSON, not as a string
+}
+
+TEST(MeasurementJson, PredictedRoundTripsAndOlderModelRecordsReadAsPredicted) {
+  Measurement m = full_measurement();
+  m.backend = "model";
+  m.simulated = true;
+  m.predicted = true;
+  EXPECT_STREQ(m.provenance(), "predicted");
+  nlohmann::json j = m.to_json();
+  expect_same(Measurement::from_json(j), m);
+  j.erase("predicted");  // a record from before the field existed
+  EXPECT_TRUE(Measurement::from_json(j).predicted);
+  j["backend"] = "sim";
+  EXPECT_FALSE(Measurement::from_json(j).predicted);
+  EXPECT_STREQ(Measurement::from_json(j).provenance(), "simulated");
+  EXPECT_STREQ(full_measurement().provenance(), "measured");
 }
 
 TEST(MeasurementJson, RoundTripsEveryStatus) {
