@@ -20,7 +20,7 @@ std::unique_ptr<Runner> make_npu_runner(const Target& npu, const RunnerOptions& 
               "toolkit (CANN, found through ASCEND_HOME_PATH), its runtime libraries and a "
               "visible NPU device. This build of pto-tune has no NPU backend (" + toolkit +
               "). For target '" + npu.name + "' use " +
-              (npu.kind == "npu" ? "backend 'sim' (simulated time)" : "backend 'cpu' (real time on this machine)") +
+              (npu.kind == TargetKind::Npu ? "backend 'sim' (simulated time)" : "backend 'cpu' (real time on this machine)") +
               " or 'model' (the cost model's prediction).");
 }
 
