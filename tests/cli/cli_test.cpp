@@ -38,6 +38,8 @@ TEST(Cli, EveryCommandHasHelpWithAnExampleAndItsOptions) {
       {"targets", {"--json"}},
       {"compile", {"--op", "--shapes", "--dtype", "--attrs", "--target", "--config", "--emit"}},
       {"run", {"--op", "--shapes", "--dtype", "--config", "--repeats", "--json"}},
+      {"tune", {"--op", "--shapes", "--dtype", "--target", "--backend", "--strategy", "--budget", "--time-limit",
+                "--seed", "--db", "--json", "fp16 on an NPU target, fp32 on the host"}},
       {"calibrate", {"--op", "--shapes", "--samples", "--replace", "fp16 on an NPU target, fp32 on the host"}},
   };
   for (const auto& [command, options] : commands) {
