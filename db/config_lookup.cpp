@@ -4,7 +4,6 @@
 #include "db/config_lookup.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -138,19 +137,14 @@ struct DbConfigProvider::Index {
     return std::nullopt;
   }
 
-  // The cost model's best of the space's first candidates, enumerated within the caps.
+  // The cost model's best of a deterministic sample of the space (a sample, not the
+  // first candidates in index order, which are all small tiles) and the default.
   std::optional<ConfigChoice> model_pick(const Workload& w, const TensorGraph& graph, const Target& t) const {
-    if (options.model_time_cap_ms <= 0) return std::nullopt;
-    using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + std::chrono::duration<double, std::milli>(options.model_time_cap_ms);
+    if (options.model_candidates == 0) return std::nullopt;
     try {
       const search::SpaceGenerator space = search::SpaceGenerator::for_workload(w, t);
-      std::vector<TileConfig> candidates;
-      space.for_each([&](const TileConfig& c) {
-        candidates.push_back(c);
-        return Clock::now() < deadline;
-      }, options.model_max_candidates);
-      if (candidates.empty()) return std::nullopt;
+      std::vector<TileConfig> candidates = space.sample(options.model_candidates, /*seed=*/1);
+      candidates.push_back(space.baseline());
       std::vector<double> predicted(candidates.size());
       CostModel(graph, t).score(candidates, predicted);
       const size_t best = std::min_element(predicted.begin(), predicted.end()) - predicted.begin();
