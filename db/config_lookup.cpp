@@ -50,7 +50,7 @@ struct DbConfigProvider::Index {
   std::string location = "memory";
   std::vector<Tuned> tuned;
   std::unordered_map<std::string, size_t> exact;                 // workload key + fingerprint
-  std::unordered_map<std::string, std::vector<size_t>> by_name;  // workload key + target name
+  std::unordered_map<std::string, size_t> by_name;  // workload key + target name: the first record
   // Family + fingerprint: the fresh records of one op, dtype and attrs, by shape, with
   // log2 of their dims laid out beside them for the distance scan.
   struct Family {
@@ -70,7 +70,8 @@ struct DbConfigProvider::Index {
     if (rank == options.backends.end() || !r.usable()) return;
     Tuned t{r.workload.shape, r.config, r.target_name, r.target_fingerprint, r.stale_reason(),
             static_cast<size_t>(rank - options.backends.begin())};
-    const std::string key = joined(r.workload.key(), r.target_fingerprint);
+    const std::string workload_key = r.workload.key();
+    const std::string key = joined(workload_key, r.target_fingerprint);
     if (const auto it = exact.find(key); it != exact.end()) {
       // A fresh record wins over a stale one, then the more trusted backend.
       auto preference = [](const Tuned& x) { return std::make_pair(!x.stale_reason.empty(), x.backend_rank); };
@@ -78,7 +79,7 @@ struct DbConfigProvider::Index {
       return;
     }
     exact.emplace(key, tuned.size());
-    by_name[joined(r.workload.key(), r.target_name)].push_back(tuned.size());
+    by_name.emplace(joined(workload_key, r.target_name), tuned.size());
     family[joined(family_of(r.workload), r.target_fingerprint)].members.push_back(tuned.size());
     tuned.push_back(std::move(t));
   }
@@ -111,7 +112,7 @@ struct DbConfigProvider::Index {
       return ConfigChoice{tuned[it->second].config, ConfigSource::Exact, {}, true, tuned[it->second].stale_reason};
     const auto same_name = by_name.find(joined(w.key(), t.name));
     if (same_name == by_name.end()) return std::nullopt;
-    const Tuned& other = tuned[same_name->second.front()];
+    const Tuned& other = tuned[same_name->second];
     std::string reason = "tuned for target '" + t.name + "' with fingerprint " + other.fingerprint + " (now " + fp + ")";
     if (!other.stale_reason.empty()) reason += ", " + other.stale_reason;
     return ConfigChoice{other.config, ConfigSource::Exact, {}, true, reason};
