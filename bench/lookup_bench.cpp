@@ -61,16 +61,20 @@ std::vector<search::TuningRecord> tuned_matmuls(size_t n) {
   return out;
 }
 
-// A database file of 100,000 tuned records, written once per run.
+// A database file of 100,000 tuned records, written once per run and removed at exit
+// (the path is never destroyed, so the exit handler can still read it).
 const std::string& db_100k() {
-  static const std::string path = [] {
-    const std::string p = std::filesystem::temp_directory_path() / ("pto_lookup_bench_" + std::to_string(::getpid()) + ".db");
-    std::filesystem::remove(p);
-    TuningDb::open(p)->commit(tuned_matmuls(100000));
-    std::atexit([] { std::filesystem::remove(db_100k()); std::filesystem::remove(db_100k() + "-wal"); std::filesystem::remove(db_100k() + "-shm"); });
+  static const std::string* path = [] {
+    auto* p = new std::string(std::filesystem::temp_directory_path() /
+                              ("pto_lookup_bench_" + std::to_string(::getpid()) + ".db"));
+    std::filesystem::remove(*p);
+    TuningDb::open(*p)->commit(tuned_matmuls(100000));
+    std::atexit([] {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_100k() + suffix);
+    });
     return p;
   }();
-  return path;
+  return *path;
 }
 
 // Tuned records of one op, dtype and target: the nearest search scans all of them.
