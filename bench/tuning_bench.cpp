@@ -239,7 +239,7 @@ CaseResult run_case(const Case& c, const Options& o) {
       search::TuneOptions t;
       t.strategy = strategy;
       t.seed = static_cast<uint64_t>(seed);
-      // topk and evolve stop on their own; random runs until the 1% mark is passed.
+      // topk and evolve stop on their own; random measures everything (replayed: free).
       const search::TuneResult r = search::tune(w, target, replay, store, t);
       runs.needed.push_back(needed_within(r.best_so_far_ns, out.exhaustive_best));
       std::array<double, 4> q{};
