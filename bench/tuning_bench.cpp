@@ -123,13 +123,15 @@ class ReplayRunner : public measure::Runner {
       if (auto k = space.program_key(r.config)) table_.emplace(*k, r.measurement);
   }
   std::string name() const override { return name_; }
-  std::vector<measure::Measurement> measure(const Workload&, const std::vector<TileConfig>& batch) override {
+  std::vector<measure::Measurement> measure(const Workload&, const std::vector<TileConfig>& batch,
+                                            const measure::OnResult& on_result = {}) override {
     std::vector<measure::Measurement> out;
     for (const TileConfig& c : batch) {
       const auto k = space_.program_key(c);
       const auto it = k ? table_.find(*k) : table_.end();
       if (it == table_.end()) internal_error("tuning_bench: no exhaustive measurement of " + c.to_string());
       out.push_back(it->second);
+      if (on_result) on_result(out.size() - 1, out.back());
     }
     return out;
   }

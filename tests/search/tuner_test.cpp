@@ -51,7 +51,8 @@ class FakeRunner : public measure::Runner {
   FakeRunner(std::unique_ptr<measure::Runner> inner, std::function<bool(const TileConfig&)> fails, bool noisy = false)
       : inner_(std::move(inner)), fails_(std::move(fails)), noisy_(noisy) {}
   std::string name() const override { return inner_->name(); }
-  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& batch) override {
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& batch,
+                                   const measure::OnResult& on_result = {}) override {
     ++calls;
     std::vector<Measurement> out = inner_->measure(w, batch);
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -64,12 +65,14 @@ class FakeRunner : public measure::Runner {
         out[i].stats.p10_ns = 0.97 * out[i].stats.median_ns;
         out[i].stats.p90_ns = 1.03 * out[i].stats.median_ns;
       }
+      if (on_result) on_result(i, out[i]);
     }
     return out;
   }
-  std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& f) override {
+  std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& f,
+                                               const measure::OnResult& on_result = {}) override {
     ++interleaved_calls;
-    return measure(w, f);
+    return measure(w, f, on_result);
   }
   int calls = 0, interleaved_calls = 0;
 
@@ -245,9 +248,13 @@ TEST(Tune, BadOptionsAreUsageErrorsBeforeAnyMeasurement) {
 class BrokenRunner : public measure::Runner {
  public:
   std::string name() const override { return "model"; }
-  std::vector<Measurement> measure(const Workload&, const std::vector<TileConfig>& batch) override {
+  std::vector<Measurement> measure(const Workload&, const std::vector<TileConfig>& batch,
+                                   const measure::OnResult& on_result = {}) override {
     std::vector<Measurement> out(batch.size());
-    for (Measurement& m : out) m.status = Status::TIMEOUT, m.error = "hung";
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i].status = Status::TIMEOUT, out[i].error = "hung";
+      if (on_result) on_result(i, out[i]);
+    }
     return out;
   }
 };
