@@ -32,9 +32,6 @@ std::string format_error(double err) {
   return text;
 }
 
-// cpu measures on the host; an NPU target can only be simulated here.
-std::string default_backend(const Target& target) { return target.kind == TargetKind::Cpu ? "cpu" : "sim"; }
-
 std::string percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
 
 // "S 0%  MTE1 12%  MTE2 61%  ..." in pipe order.
@@ -97,7 +94,7 @@ int exit_code_of(measure::Status status) {
 
 int run_run(const Args& args) {
   po::options_description options;
-  add_workload_options(options, "fp32");
+  add_workload_options(options);
   add_config_option(options);
   add_target_option(options, "host");
   options.add_options()
@@ -123,11 +120,11 @@ int run_run(const Args& args) {
        "pto-tune run --op matmul --shapes 256,256,256 --config '{\"cube\":{\"m\":[64,64],\"k\":[64,256],\"n\":[64,64]}}'"});
   if (!vm) return 0;
 
-  const Workload w = workload_from(*vm);
   const int repeats = (*vm)["repeats"].as<int>();
   if (repeats < 1) usage_error("--repeats: expected a positive integer, got " + std::to_string(repeats));
   const Target target = target_from(*vm);
-  const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : default_backend(target);
+  const Workload w = workload_from(*vm, target);
+  const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
   warn_ignored_options(*vm, backend);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);

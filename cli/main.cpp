@@ -11,12 +11,15 @@ namespace pto::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
+      {"tune", "tune one workload and store the winner (also: pto-tune --op OP --shapes DIMS ...)", run_tune},
       {"ops", "list the operators that can be tuned", run_ops},
       {"targets", "list the built-in hardware targets", run_targets},
       {"compile", "compile one workload and print a stage of the compiler", run_compile},
       {"run", "measure one config: on the CPU, verified and timed (host), or simulated (NPU)", run_run},
       {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
       {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
+      {"lookup", "the config the JIT would use for a workload, and where it came from", run_lookup},
+      {"db", "the tuning database: show, export, import, merge, check", run_db},
   };
   return all;
 }
@@ -29,7 +32,8 @@ void print_help(std::ostream& out) {
   for (const Command& c : commands()) {
     out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
   }
-  out << "\nExample:\n  pto-tune compile --op matmul --shapes 512,512,512 --target ascend910b1 --emit tile\n"
+  out << "\nExamples:\n  pto-tune --op matmul --shapes 1024,1024,1024 --budget 32\n"
+         "  pto-tune compile --op matmul --shapes 512,512,512 --target ascend910b1 --emit tile\n"
          "\nRun 'pto-tune COMMAND --help' for a command's options and an example.\n";
 }
 
@@ -43,6 +47,8 @@ int dispatch(Args words) {
     return 0;
   }
   if (words[0] == "help") words = {words[1], "--help"};  // "help COMMAND"
+  // `pto-tune --op matmul --shapes ...`: options with no command word are a tuning job.
+  if (words[0].starts_with("--")) return run_tune(words);
   for (const Command& c : commands()) {
     if (words[0] == c.name) return c.run(Args(words.begin() + 1, words.end()));
   }

@@ -1,5 +1,5 @@
-// core::compile — runs the pass pipeline (core/passes/, one file per pass) and keeps
-// each stage's text for --emit.
+// core::compile — runs the pass pipeline (core/passes/, one file per pass) and, when
+// asked, keeps each stage's text for --emit.
 #include "core/compile.h"
 
 #include <algorithm>
@@ -58,15 +58,12 @@ void check_program_size(const TensorGraph& graph, const TileConfig& config, cons
 
 }  // namespace
 
-Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target) {
-  return compile_through(graph, config, target, Stage::Exec);
-}
-
-Compiled compile_through(const TensorGraph& graph, const TileConfig& config, const Target& target, Stage last) {
+Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target,
+                 const CompileOptions& options) {
   Compiled out;
   out.graph = graph;
   out.config = config;
-  if (last == Stage::Tensor) return out;
+  if (options.last == Stage::Tensor) return out;
   const passes::ResolvedConfig rc = passes::resolve_config(graph, config);
   const passes::Partition partition = passes::partition_graph(graph, rc.fusion);
   const passes::TilePlan plan = passes::expand_tiles(graph, partition, rc, target);
@@ -75,18 +72,18 @@ Compiled compile_through(const TensorGraph& graph, const TileConfig& config, con
   const bool has_matmul = std::any_of(partition.kernels.begin(), partition.kernels.end(),
                                       [](const passes::KernelSpec& k) { return k.cube.has_value(); });
   if (has_matmul) out.config.cube = rc.cube;
-  out.tile_dump = passes::dump_tile_graph(graph, partition, plan, rc, target);
+  if (options.dumps) out.tile_dump = passes::dump_tile_graph(graph, partition, plan, rc, target);
   if (!plan.feasible)
     fail(ErrorCategory::Infeasible, "config " + config.to_string() + " is infeasible on " + target.name + ":\n" +
                                         format_violations(plan.violations));
-  if (last == Stage::Tile) return out;
+  if (options.last == Stage::Tile) return out;
 
   check_program_size(graph, config, target);
   out.program.target = target.name;
   out.program.tensors = partition.tensors;
   passes::partition_blocks(partition, plan, rc, out.program);
   passes::link_execute_graph(plan, out.program);
-  out.block_dump = passes::dump_block_graph(out.program);
+  if (options.dumps) out.block_dump = passes::dump_block_graph(out.program);
   return out;
 }
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The README's run command: installs what is missing, builds, and runs real jobs —
-# a matmul measured on this machine's CPU (verified against the reference), the same
-# kernel simulated for an Ascend 910B1, and the cost model's explanation of it.
+# The README's run command: installs what is missing, builds, and runs real tuning jobs
+# into the default tuning database (~/.cache/pto-tune/tune.db, or $PTO_TUNE_DB):
+# a 1024³ fp32 matmul tuned on this machine's CPU (every candidate measured for real
+# and verified against the reference), the 4096³ fp16 matmul tuned for an Ascend 910B1
+# on the NPU simulator (simulated), then the JIT's lookup finding both — and, for a
+# shape nobody tuned, the nearest tuned one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 pto=build/cli/pto-tune
-config='{"cube":{"m":[128,128],"k":[64,256],"n":[256,256]},"nbuffer":2}'
 set -x
-$pto run --op matmul --shapes 1024,1024,1024 --dtype fp32 --target host
-$pto run --op matmul --shapes 6144,6144,6144 --dtype fp16 --target ascend910b1 --config "$config"
-$pto explain --op matmul --shapes 6144,6144,6144 --dtype fp16 --target ascend910b1 --config "$config"
+$pto --op matmul --shapes 1024,1024,1024 --budget 24
+$pto --op matmul --shapes 4096,4096,4096 --target ascend910b1 --budget 48
+$pto lookup --op matmul --shapes 1024,1024,1024
+$pto lookup --op matmul --shapes 4096,4096,4096 --target ascend910b1
+$pto lookup --op matmul --shapes 3072,4096,4096 --target ascend910b1

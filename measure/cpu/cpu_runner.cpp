@@ -42,10 +42,10 @@ class CpuRunner : public Runner {
 
   std::string name() const override { return "cpu"; }
 
-  std::vector<Measurement> measure(const Workload& w,
-                                   const std::vector<TileConfig>& candidates) override {
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
+                                   const OnResult& on_result) override {
     TensorGraph graph = build_graph(w);
-    CostModel model(graph, host_);
+    CostModel model(graph, host_, *options_.coefficients);
     std::optional<WorkloadFixture> fixture;  // built only once a candidate gets to run
     std::vector<Measurement> results;
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -58,21 +58,24 @@ class CpuRunner : public Runner {
       }
       stamp(m);
       results.push_back(std::move(m));
+      if (on_result) on_result(i, results.back());
     }
     return results;
   }
 
-  std::vector<Measurement> measure_interleaved(const Workload& w,
-                                               const std::vector<TileConfig>& finalists) override {
+  // The finalists run together in one child, so their results are known together.
+  std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& finalists,
+                                               const OnResult& on_result) override {
     TensorGraph graph = build_graph(w);
     WorkloadFixture fixture = make_fixture(w, graph, options_.seed);
     std::vector<Measurement> results = isolated(
         [&] { return measure_interleaved_candidates(fixture, finalists, host_, options_); },
         finalists.size());
-    CostModel model(graph, host_);
+    CostModel model(graph, host_, *options_.coefficients);
     for (size_t i = 0; i < results.size(); ++i) {
       results[i].predicted_ns = predict(model, finalists[i], name()).measurement.predicted_ns;
       stamp(results[i]);
+      if (on_result) on_result(i, results[i]);
     }
     return results;
   }

@@ -116,17 +116,17 @@ TEST(SizeLimits, EachStageIsEmittedWithoutBuildingTheLaterOnes) {
   const TensorGraph big = build_graph(workload("matmul", {2147483648, 64, 64}));
   TileConfig c;
   c.cube = CubeTile{16, 16, 16, 16, 16, 16, 16};
-  const Compiled tensor = compile_through(big, c, npu(), Stage::Tensor);
+  const Compiled tensor = compile(big, c, npu(), CompileOptions{.last = Stage::Tensor});
   EXPECT_FALSE(tensor.dump(Stage::Tensor).empty());
   EXPECT_TRUE(tensor.program.tasks.empty());
-  const Compiled tile = compile_through(big, c, npu(), Stage::Tile);
+  const Compiled tile = compile(big, c, npu(), CompileOptions{.last = Stage::Tile});
   EXPECT_NE(tile.dump(Stage::Tile).find("matmul"), std::string::npos);
   EXPECT_TRUE(tile.program.tasks.empty());
-  expect_error([&] { compile_through(big, c, npu(), Stage::Block); }, ErrorCategory::Usage,
+  expect_error([&] { compile(big, c, npu(), CompileOptions{.last = Stage::Block}); }, ErrorCategory::Usage,
                {"tasks, over the limit of 1048576", "compile --emit tile"});
   // A small workload: the full pipeline agrees with compile().
   const TensorGraph small = build_graph(workload("matmul", {64, 64, 64}));
-  EXPECT_EQ(compile_through(small, c, npu(), Stage::Exec).dump(Stage::Exec), compile(small, c, npu()).dump(Stage::Exec));
+  EXPECT_EQ(compile(small, c, npu(), CompileOptions{.last = Stage::Exec}).dump(Stage::Exec), compile(small, c, npu()).dump(Stage::Exec));
 }
 
 }  // namespace

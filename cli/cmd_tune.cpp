@@ -1,0 +1,163 @@
+// `pto-tune tune` (also `pto-tune --op ...` with no command word): tunes one workload —
+// the product. It builds the workload's runner (cpu on the host, sim on an NPU target)
+// and opens the tuning database, hands both to the tuner (search/tuner.h), and prints
+// the winner as the PyPTO calls a user pastes (core/pypto_calls.h), its time beside
+// the default's, and what the search did.
+//
+// A progress bar with an ETA goes to stderr when it is a terminal. Ctrl-C stops the
+// tuner after the measurement in flight: everything measured is already stored, the
+// best so far is printed, and the process then ends by SIGINT (cli/interrupt.h).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/progress.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "core/pypto_calls.h"
+#include "cost_model/calibration_store.h"
+#include "db/tuning_db.h"
+#include "measure/runner.h"
+#include "search/strategy.h"
+#include "search/tuner.h"
+
+namespace pto::cli {
+
+namespace {
+
+// How a time of this backend is labelled: measured, simulated or predicted.
+std::string time_kind(const std::string& backend) {
+  if (backend == "cpu") return "measured";
+  if (backend == "sim") return "simulated";
+  return "predicted by the cost model";
+}
+
+std::string failed_by_status(const search::TuneCounts& counts) {
+  if (counts.failed.empty()) return "0";
+  std::string by_status;
+  for (const auto& [status, n] : counts.failed) by_status += (by_status.empty() ? "" : ", ") + status + " " + std::to_string(n);
+  return std::to_string(counts.failed_total()) + " (" + by_status + ")";
+}
+
+std::string times(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", ratio);
+  return text;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", s);
+  return text;
+}
+
+void print_text(const search::TuneResult& r, bool interrupted) {
+  const search::TuningRecord& best = r.best;
+  const std::string kind = time_kind(r.backend);
+  std::cout << "# tuned " << r.workload.key() << " on " << r.target_name << " (" << r.target_fingerprint << ") with "
+            << r.backend << ", strategy " << r.strategy << "\n"
+            << (best.config == r.baseline.config ? "# nothing beat the op's default config; it stays the best\n" : "")
+            << "best config, as PyPTO calls:\n"
+            << pypto_snippet(best.config, "  ") << "\n\n";
+  std::string best_time = format_ns(best.time_ns()) + " " + kind;
+  if (best.measurement.predicted_ns > 0 && r.backend != "model")
+    best_time += " (predicted " + format_ns(best.measurement.predicted_ns) + ")";
+  if (r.best_spread > 0) best_time += ", spread " + std::to_string(std::lround(r.best_spread * 100)) + "%";
+  std::vector<std::vector<std::string>> rows = {
+      {"best", best_time},
+      {"default", format_ns(r.baseline.time_ns()) + " " + kind + "  " + r.baseline.config.to_string()},
+      {"speedup", times(r.speedup_vs_default) + " over the default"},
+      {"candidates", std::to_string(r.counts.total) + " in the space, " + std::to_string(r.counts.feasible) +
+                         " feasible seen, " + std::to_string(r.counts.measured) + " measured, " +
+                         failed_by_status(r.counts) + " failed"},
+      {"elapsed", seconds(r.elapsed_s)},
+      {"stored in", r.store_location},
+      {"config", best.config.to_string()}};
+  if (r.stopped) rows.push_back({"stopped", interrupted ? "by Ctrl-C; everything measured is stored" : "by the time limit"});
+  print_table(std::cout, {}, rows);
+}
+
+}  // namespace
+
+int run_tune(const Args& args) {
+  po::options_description options;
+  add_workload_options(options);
+  add_target_option(options, "host");
+  options.add_options()
+      ("backend", po::value<std::string>(),
+       "cpu (real time on this host), sim (NPU simulator) or model (cost model only); "
+       "default: cpu for the host, sim for an NPU target")
+      ("strategy", po::value<std::string>()->default_value("auto"),
+       "auto, topk, evolve, exhaustive or random; auto picks by the size of the space and says which")
+      ("budget", po::value<int64_t>()->default_value(0),
+       "measurements at most, the default config's included; 0 = the strategy decides")
+      ("time-limit", po::value<double>()->default_value(0), "wall-time limit in seconds; 0 = none")
+      ("seed", po::value<uint64_t>()->default_value(1), "seed of the search (the same seed, the same search)")
+      ("db", po::value<std::string>(),
+       "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
+      ("json", po::bool_switch(), "print the result as JSON");
+  const auto vm = parse_command(
+      args, options,
+      {"tune", "--op OP --shapes DIMS [options]   (or: pto-tune --op OP --shapes DIMS [options])",
+       "Tunes one workload: searches its tile configs with the cost model, measures the\n"
+       "promising ones (cpu: real time on this host, verified; sim: the NPU simulator;\n"
+       "model: the cost model's prediction), always measures the op's default config,\n"
+       "and stores every measurement in the tuning database, where 'pto-tune lookup' and\n"
+       "the JIT find the winner. Prints the winner as PyPTO calls, its time against the\n"
+       "default's and what the search did. Ctrl-C stops after the measurement in flight\n"
+       "and keeps what was measured; a second Ctrl-C exits at once.",
+       "pto-tune tune --op matmul --shapes 1024,1024,1024 --budget 32"});
+  if (!vm) return 0;
+
+  search::TuneOptions tune_options;
+  tune_options.strategy = (*vm)["strategy"].as<std::string>();
+  const auto strategies = search::strategy_names();
+  if (std::find(strategies.begin(), strategies.end(), tune_options.strategy) == strategies.end())
+    usage_error("--strategy: unknown strategy '" + tune_options.strategy + "' (known: " + join(strategies, ", ") + ")");
+  tune_options.budget = (*vm)["budget"].as<int64_t>();
+  if (tune_options.budget < 0) usage_error("--budget: expected a number of measurements >= 0, got " + std::to_string(tune_options.budget));
+  tune_options.time_limit_s = (*vm)["time-limit"].as<double>();
+  if (!(tune_options.time_limit_s >= 0) || !std::isfinite(tune_options.time_limit_s))
+    usage_error("--time-limit: expected seconds >= 0, got " + std::to_string(tune_options.time_limit_s));
+  tune_options.seed = (*vm)["seed"].as<uint64_t>();
+
+  const Target target = target_from(*vm);
+  const Workload w = workload_from(*vm, target);
+  build_graph(w);  // a shape that does not fit the op is a usage error before anything opens
+  const std::string backend =
+      vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
+  measure::RunnerOptions runner_options;
+  runner_options.seed = tune_options.seed;
+  const std::unique_ptr<measure::Runner> runner = measure::make_runner(backend, target, runner_options);
+  tune_options.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend, target));
+  const std::optional<std::string> db_flag =
+      vm->count("db") ? std::optional<std::string>((*vm)["db"].as<std::string>()) : std::nullopt;
+  const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db::resolve_db_path(db_flag));
+  db->remember_target(target);  // the lookup finds the target its records were tuned for
+
+  InterruptStop interrupt;
+  tune_options.stop = interrupt.flag();
+  ProgressBar bar("tuning " + w.key());
+  tune_options.progress = [&](int64_t done, int64_t planned) { bar.update(done, planned); };
+  const search::TuneResult result = search::tune(w, target, *runner, *db, tune_options);
+  bar.finish();
+
+  if ((*vm)["json"].as<bool>()) {
+    nlohmann::json j = result.to_json();
+    j["best"]["pypto"] = pypto_calls(result.best.config);
+    j["stopped"] = result.stopped;
+    j["interrupted"] = interrupt.interrupted();
+    print_json(std::cout, j);
+  } else {
+    print_text(result, interrupt.interrupted());
+  }
+  interrupt.reraise_if_interrupted();
+  return 0;
+}
+
+}  // namespace pto::cli
