@@ -26,10 +26,12 @@ namespace {
 // --backend names a backend and an explicit --calibration an existing folder; either
 // mistyped would otherwise fall back to the datasheet figures without a word.
 void check_calibration_options(const po::variables_map& vm) {
-  const std::string backend = vm["backend"].as<std::string>();
-  const std::vector<std::string> known = measure::backend_names();
-  if (std::find(known.begin(), known.end(), backend) == known.end())
-    usage_error("--backend: unknown backend '" + backend + "' (known: " + join(known, ", ") + ")");
+  if (vm.count("backend")) {
+    const std::string backend = vm["backend"].as<std::string>();
+    const std::vector<std::string> known = measure::backend_names();
+    if (std::find(known.begin(), known.end(), backend) == known.end())
+      usage_error("--backend: unknown backend '" + backend + "' (known: " + join(known, ", ") + ")");
+  }
   const std::string dir = vm["calibration"].as<std::string>();
   std::error_code ec;
   if (!vm["calibration"].defaulted() && !dir.empty() && !std::filesystem::is_directory(dir, ec))

@@ -119,7 +119,7 @@ TEST(SizeLimits, EachStageIsEmittedWithoutBuildingTheLaterOnes) {
   const Compiled tensor = compile(big, c, npu(), CompileOptions{.last = Stage::Tensor});
   EXPECT_FALSE(tensor.dump(Stage::Tensor).empty());
   EXPECT_TRUE(tensor.program.tasks.empty());
-  const Compiled tile = compile(big, c, npu(), CompileOptions{.last = Stage::Tile});
+  const Compiled tile = compile(big, c, npu(), CompileOptions{.dumps = true, .last = Stage::Tile});
   EXPECT_NE(tile.dump(Stage::Tile).find("matmul"), std::string::npos);
   EXPECT_TRUE(tile.program.tasks.empty());
   expect_error([&] { compile(big, c, npu(), CompileOptions{.last = Stage::Block}); }, ErrorCategory::Usage,
