@@ -21,6 +21,7 @@ int run_compile(const Args& args);
 int run_run(const Args& args);
 int run_explain(const Args& args);
 int run_calibrate(const Args& args);
+int run_validate(const Args& args);
 
 // Every subcommand, in the order `pto-tune --help` lists them.
 const std::vector<Command>& commands();

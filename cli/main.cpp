@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"run", "measure one config: on the CPU, verified and timed (host), or simulated (NPU)", run_run},
       {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
       {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
+      {"validate", "simulate published Ascend timings, fit and cross-validate the simulator", run_validate},
   };
   return all;
 }

@@ -64,12 +64,14 @@ void for_each_field(T& t, Visit&& v) {
   v("l0c_to_ub_bpc", t.l0c_to_ub_bpc, Optional, Positive);
   v("ub_to_gm_bpc", t.ub_to_gm_bpc, Optional, Positive);
   v("ub_to_l1_bpc", t.ub_to_l1_bpc, Optional, Positive);
+  v("gm_min_burst_bytes", t.gm_min_burst_bytes, Optional, NonNegative);
   v("hbm_gbps", t.hbm_gbps, Required, Positive);
   v("l2_gbps", t.l2_gbps, Required, Positive);
   v("gm_read_latency", t.gm_read_latency, Optional, NonNegative);
   v("gm_write_latency", t.gm_write_latency, Optional, NonNegative);
   v("ub_copy_latency", t.ub_copy_latency, Optional, NonNegative);
   v("l1_copy_latency", t.l1_copy_latency, Optional, NonNegative);
+  v("l1_to_l0_latency", t.l1_to_l0_latency, Optional, NonNegative);
   v("sync_latency", t.sync_latency, Optional, NonNegative);
   v("vector_barrier", t.vector_barrier, Optional, NonNegative);
   v("kernel_launch_cycles", t.kernel_launch_cycles, Optional, NonNegative);

@@ -33,7 +33,8 @@
 //           Other reads (vector kernels, epilogue operands): the first wave's cores wait
 //             on the first fill (min(cores, re-reads) × distinct bytes), the rest hit;
 //           the fused Cube→vector workspace always hits.
-//     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc)
+//     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc
+//                     + 2 · TMATMULs · l1_to_l0_latency)
 //     M     (cube + spill · overflow) · fractals · cycles per fractal
 //           (1 on the NPU; 2·m·k·n / cpu_flops_per_cycle on the host)
 //     V     (vector + spill · overflow) ·
@@ -235,6 +236,12 @@ struct CostModel::Impl {
     return cycles;
   }
 
+  // Every TMATMUL has its A and its B moved L1 -> L0 once, and each move pays the MTE1
+  // latency (the simulator's l1_to_l0_latency; load_data_perf measures 28 cycles on A2/A3).
+  static double mte1_move_latency_cycles(const KernelSummary& k, const Target& t) {
+    return 2.0 * static_cast<double>(k.tmatmuls) * t.l1_to_l0_latency;
+  }
+
   double kernel_cycles_per_fractal(const KernelSummary& k) const {
     for (NodeId n : k.nodes) {
       if (cycles_per_fractal[n] > 0) return cycles_per_fractal[n];
@@ -410,8 +417,9 @@ struct CostModel::Impl {
     aic.parts[kMte2L2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
     aic.parts[kReadLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
     aic.parts[kWriteLatency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
-    aic.parts[kMte1] = TimeTerms::term(
-        c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc);
+    aic.parts[kMte1] = TimeTerms::term(c, Coef::OnChip,
+                                       k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc +
+                                           mte1_move_latency_cycles(k, t));
     aic.parts[kCube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
                        TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
     aic.parts[kFix] = TimeTerms::term(
