@@ -166,7 +166,7 @@ nlohmann::json SimKnobs::to_json() const {
 // coarse because every grid point simulates the whole training set.
 KnobGrid knob_grid(const std::string& family) {
   KnobGrid g;
-  g.hbm_gbps = {1400, 1600, 1800, 2000};
+  g.hbm_gbps = {1400, 1800};
   g.gm_read_bpc = {32, 64};
   g.min_burst_bytes = {0, 256, 384};
   for (double us = 0; us <= 20.0001; us += 0.5) g.launch_us.push_back(us);
