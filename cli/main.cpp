@@ -20,6 +20,7 @@ const std::vector<Command>& commands() {
       {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
       {"lookup", "the config the JIT would use for a workload, and where it came from", run_lookup},
       {"db", "the tuning database: show, export, import, merge, check", run_db},
+      {"validate", "simulate published Ascend timings, fit and cross-validate the simulator", run_validate},
   };
   return all;
 }

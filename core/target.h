@@ -57,12 +57,16 @@ struct Target {
   double gm_read_bpc = 32, l2_read_bpc = 110, l2_write_bpc = 86;
   double l1_to_l0a_bpc = 512, l1_to_l0b_bpc = 256, l1_to_ub_bpc = 128;
   double l0c_to_ub_bpc = 256, ub_to_gm_bpc = 64, ub_to_l1_bpc = 128;
+  // A GM transfer moves whole DMA bursts: each contiguous run of it costs the core at
+  // least this many bytes at its rate, so short rows are slower per byte. 0 = off.
+  int64_t gm_min_burst_bytes = 0;
   // Shared bandwidths in GB/s.
   double hbm_gbps = 0, l2_gbps = 0;
 
   // Latencies in cycles.
   int gm_read_latency = 320, gm_write_latency = 180;
   int ub_copy_latency = 50, l1_copy_latency = 200, sync_latency = 1, vector_barrier = 18;
+  int l1_to_l0_latency = 0;      // per L1 -> L0A/L0B move (load_data_perf measures 28)
   int kernel_launch_cycles = 0;  // fixed cost of one kernel launch
   int task_dispatch_cycles = 0;  // fixed cost of starting one task on a core
 

@@ -21,7 +21,8 @@
 //   of a fused Cube kernel), pipe work summed over the tasks:
 //     MTE2  hbm · cold_bytes / gm_read_bpc  +  l2 · hit_bytes / l2_read_bpc  +  latency · loads · gm_read_latency
 //           cold and hit bytes from the L2/HBM traffic model (cost_model/l2_traffic.h)
-//     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc)
+//     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc
+//                     + 2 · TMATMULs · l1_to_l0_latency)
 //     M     (cube + spill · overflow) · fractals · cycles per fractal
 //           (1 on the NPU; 2·m·k·n / cpu_flops_per_cycle on the host)
 //     V     (vector + spill · overflow) ·
@@ -187,6 +188,12 @@ struct CostModel::Impl {
     return cycles;
   }
 
+  // Every TMATMUL has its A and its B moved L1 -> L0 once, and each move pays the MTE1
+  // latency (the simulator's l1_to_l0_latency; load_data_perf measures 28 cycles on A2/A3).
+  static double mte1_move_latency_cycles(const KernelSummary& k, const Target& t) {
+    return 2.0 * static_cast<double>(k.tmatmuls) * t.l1_to_l0_latency;
+  }
+
   double kernel_cycles_per_fractal(const KernelSummary& k) const {
     for (NodeId n : k.nodes) {
       if (cycles_per_fractal[n] > 0) return cycles_per_fractal[n];
@@ -244,8 +251,9 @@ struct CostModel::Impl {
     aic[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
     aic[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
     aic[&Breakdown::write_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
-    aic[&Breakdown::mte1] = TimeTerms::term(
-        c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc);
+    aic[&Breakdown::mte1] = TimeTerms::term(c, Coef::OnChip,
+                                            k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc +
+                                                mte1_move_latency_cycles(k, t));
     aic[&Breakdown::cube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
                        TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
     aic[&Breakdown::fix] = TimeTerms::term(

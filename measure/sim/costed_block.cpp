@@ -60,8 +60,8 @@ double move_cycles(const Context& c, size_t index) {
   const MemLevel from = in.src[0].level, to = in.dst.level;
   const Target& t = c.target;
   const double bytes = c.bytes(in.src[0]);
-  if (from == MemLevel::L1 && to == MemLevel::L0A) return bytes / t.l1_to_l0a_bpc;
-  if (from == MemLevel::L1 && to == MemLevel::L0B) return bytes / t.l1_to_l0b_bpc;
+  if (from == MemLevel::L1 && to == MemLevel::L0A) return t.l1_to_l0_latency + bytes / t.l1_to_l0a_bpc;
+  if (from == MemLevel::L1 && to == MemLevel::L0B) return t.l1_to_l0_latency + bytes / t.l1_to_l0b_bpc;
   if (from == MemLevel::L1 && to == MemLevel::UB) return bytes / t.l1_to_ub_bpc;
   if (from == MemLevel::UB && to == MemLevel::L1) return bytes / t.ub_to_l1_bpc;
   if (from == MemLevel::L0C && to == MemLevel::UB) return t.l1_copy_latency + bytes / t.l0c_to_ub_bpc;

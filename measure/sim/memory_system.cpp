@@ -19,6 +19,7 @@ int storage_owner(const Program& p, int id) {
 
 MemorySystem::MemorySystem(const Program& program, const Target& target, const SimOptions& options)
     : l2_(target.l2_bytes, options.l2_line_bytes),
+      min_burst_bytes_(target.gm_min_burst_bytes),
       hbm_(bytes_per_cycle(target.hbm_gbps, target.clock_mhz)),
       l2_bandwidth_(bytes_per_cycle(target.l2_gbps, target.clock_mhz)) {
   const int64_t line = options.l2_line_bytes;
@@ -86,6 +87,7 @@ MemorySystem::LineTally MemorySystem::touch_lines(const Placement& p, const Oper
   const int64_t line_bytes = l2_.line_bytes();
   for_each_run(p, window, origin, [&](int64_t addr, int64_t len) {
     tally.bytes += static_cast<double>(len);
+    tally.burst_bytes += std::max(static_cast<double>(len), min_burst_bytes_);
     for (int64_t line = addr / line_bytes, last = (addr + len - 1) / line_bytes; line <= last; ++line) {
       const int64_t in_line = std::min(addr + len, (line + 1) * line_bytes) - std::max(addr, line * line_bytes);
       const L2Cache::Access a = l2_.touch(line, write);
@@ -114,7 +116,9 @@ double MemorySystem::transfer(double start, const PlannedStep& step, const Opera
   const double hit_bytes = t.bytes - miss_bytes;
 
   const double data_from = start + step.latency;
-  const double core_done = data_from + hit_bytes / step.hit_bytes_per_cycle + miss_bytes / step.miss_bytes_per_cycle;
+  const double burst_scale = t.bytes > 0 ? t.burst_bytes / t.bytes : 1;  // short runs cost whole bursts
+  const double core_done =
+      data_from + burst_scale * (hit_bytes / step.hit_bytes_per_cycle + miss_bytes / step.miss_bytes_per_cycle);
   const double l2_done = l2_bandwidth_.reserve(data_from, t.bytes);
   const double hbm_done = hbm_.reserve(data_from, hbm_bytes);
   const double end = std::max({core_done, l2_done, hbm_done, t.ready});

@@ -1,8 +1,9 @@
 // MemorySystem: GM as the cores see it. Every storage-owning GM tensor gets a byte
 // address; a transfer walks the lines its window really touches (views through their
 // strides) through the shared L2, then pays for its bytes three ways: the core's own
-// rate (L2 hits and HBM fills at different per-core rates), the L2 bandwidth shared by
-// all cores, and the HBM bandwidth shared by all cores for fills and write-backs.
+// rate (L2 hits and HBM fills at different per-core rates; each contiguous run costs at
+// least one DMA burst, the target's gm_min_burst_bytes), the L2 bandwidth shared by all
+// cores, and the HBM bandwidth shared by all cores for fills and write-backs.
 // Transfers must be issued in time order (the engine's event queue guarantees it).
 #pragma once
 
@@ -47,6 +48,7 @@ class MemorySystem {
   };
   struct LineTally {        // what one transfer found in the L2
     double bytes = 0;
+    double burst_bytes = 0;     // what the core's DMA moves: each run rounded up to a burst
     double hit_bytes = 0;       // in lines already filled
     double inflight_bytes = 0;  // in lines whose fill is still under way
     double miss_lines = 0;      // lines to fetch from HBM
@@ -61,6 +63,7 @@ class MemorySystem {
 
   std::vector<Placement> placement_;  // by GmTensor id
   L2Cache l2_;
+  double min_burst_bytes_;
   BandwidthQueue hbm_, l2_bandwidth_;
   std::vector<int32_t> filled_;       // slots filled by the current transfer
   MemoryTotals totals_;

@@ -76,6 +76,26 @@ TEST(SimCosts, LoadPaysGmLatencyThenTheMissRateColdAndTheHitRateWarm) {
   EXPECT_DOUBLE_EQ(cycles_of(waited.build()), cold + 2 * t.sync_latency + t.gm_read_latency + bytes / t.l2_read_bpc);
 }
 
+// Each contiguous run of a transfer costs the core at least one DMA burst: for random
+// row lengths, a window of rows shorter than the burst is charged rows x burst bytes,
+// and rows at least as long as the burst cost their bytes, as without a burst.
+TEST(SimCosts, ShortRowsCostAWholeBurstEach) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    Target t = b1();
+    t.gm_min_burst_bytes = std::uniform_int_distribution<int>(1, 8)(rng) * 64;
+    const int64_t rows = std::uniform_int_distribution<int>(1, 64)(rng);
+    const int64_t cols = std::uniform_int_distribution<int>(1, 32)(rng) * 16;  // fp16, < the tensor's 512
+    BlockBuilder b(0, "load", CoreType::AIV);
+    const int u = b.buffer(MemLevel::UB, DType::F16, {64, 512});
+    b.load(local(MemLevel::UB, u, {rows, cols}), gm(0, {0, 0}, {rows, cols}));
+    const double row_bytes = 2.0 * cols;
+    const double charged = rows * std::max(row_bytes, static_cast<double>(t.gm_min_burst_bytes));
+    EXPECT_DOUBLE_EQ(cycles_of(b.build(), t), t.gm_read_latency + charged / t.gm_read_bpc)
+        << rows << " rows of " << row_bytes << " B, burst " << t.gm_min_burst_bytes;
+  }
+}
+
 TEST(SimCosts, StoreOfL0CPaysGmWriteLatencyAtTheSlowerOfFixAndL2WriteRates) {
   const Target& t = b1();
   BlockBuilder b(0, "store", CoreType::AIC);
