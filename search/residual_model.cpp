@@ -53,6 +53,7 @@ double dot(std::span<const double> a, std::span<const double> b) {
 struct RidgeFit {
   std::vector<double> weights;
   double loo_error = 0;  // mean squared leave-one-out residual
+  std::vector<double> loo_residuals;
 };
 
 // Ridge on centred targets `y` and standardised rows `x` with penalty `lambda`.
@@ -79,6 +80,7 @@ RidgeFit ridge(const Matrix& x, const std::vector<double>& y, double lambda) {
     const double h = dot(x[r], z) + 1.0 / static_cast<double>(n);
     const double e = (y[r] - dot(x[r], fit.weights)) / std::max(1 - h, 1e-6);
     fit.loo_error += e * e / static_cast<double>(n);
+    fit.loo_residuals.push_back(e);
   }
   return fit;
 }
@@ -101,6 +103,7 @@ void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::s
   mean_.clear(), scale_.clear(), weights_.clear();
   penalty_ = 0;
   loo_rms_ = 0;
+  loo_residuals_.clear();
   if (n < 2 || d == 0) return;
 
   mean_.assign(d, 0);
@@ -124,6 +127,7 @@ void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::s
       best = f.loo_error;
       penalty_ = p;
       weights_ = std::move(f.weights);
+      loo_residuals_ = std::move(f.loo_residuals);
     }
   }
   loo_rms_ = std::sqrt(best);

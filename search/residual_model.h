@@ -30,6 +30,10 @@ class ResidualModel {
   // Root mean square leave-one-out error of the fit: how far off a prediction for a
   // candidate not measured is likely to be (0 before two samples).
   double loo_rms() const { return loo_rms_; }
+  // The leave-one-out residual of each fitted row, in the order given to fit(): where
+  // the model is wrong (a strategy weighs the rows near the optimum, where the
+  // decisions are; search/strategies/scored_pool.h). Empty for a constant fit.
+  const std::vector<double>& loo_residuals() const { return loo_residuals_; }
 
  private:
   size_t samples_ = 0;
@@ -37,6 +41,7 @@ class ResidualModel {
   double penalty_ = 0;
   double loo_rms_ = 0;
   std::vector<double> mean_, scale_, weights_;  // per feature; empty for a constant fit
+  std::vector<double> loo_residuals_;
 };
 
 }  // namespace pto::search

@@ -44,6 +44,11 @@ struct TuneOptions {
   uint64_t seed = 1;
   size_t batch_size = 8;       // candidates per runner call
   size_t finalists = 3;        // re-measured interleaved on a noisy backend
+  // Re-measures the finalists on a noisy backend; absent = the search's runner. The
+  // search can then run with few, short repetitions (RunnerOptions::min_time_ms): it
+  // only needs a ranking, while the winner and its spread come from this runner's
+  // full-length interleaved timing. Same backend and target as the search's runner.
+  measure::Runner* finalist_runner = nullptr;
   // Polled between batches: set it (e.g. from SIGINT) to stop after the batch in flight
   // and keep everything measured so far (no finalist re-measurement then).
   const std::atomic<bool>* stop = nullptr;

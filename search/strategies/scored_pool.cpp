@@ -15,6 +15,12 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // The share of each batch drawn at random among the fresh candidates.
 constexpr size_t kExploreDivisor = 4;
+// The measured candidates whose leave-one-out error says how far off a prediction near
+// the optimum is likely to be.
+constexpr size_t kLocalRows = 8;
+// Rounds of min_measured successful measurements without a gain beyond the noise
+// margin that end the search.
+constexpr size_t kPatienceRounds = 2;
 
 }  // namespace
 
@@ -62,24 +68,50 @@ void ScoredPool::observe(std::span<const TileConfig> configs, std::span<const me
     e.state = State::Measured;
     const measure::Measurement& m = results[k];
     e.log_measured = m.ok() && m.stats.median_ns > 0 ? std::log(m.stats.median_ns) : kInfinity;
-    if (e.log_measured < kInfinity && (!best_log_measured_ || e.log_measured < *best_log_measured_))
-      best_log_measured_ = e.log_measured;
+    if (e.log_measured < kInfinity) note_progress(e.log_measured);
   }
   refit();
+}
+
+void ScoredPool::note_progress(double log_measured) {
+  if (!best_log_measured_ || log_measured < *best_log_measured_) best_log_measured_ = log_measured;
+  if (!gain_anchor_ || log_measured < *gain_anchor_ + std::log1p(-std::min(context_.noise, 0.5))) {
+    gain_anchor_ = log_measured;
+    since_gain_ = 0;
+  } else {
+    ++since_gain_;
+  }
 }
 
 void ScoredPool::refit() {
   std::vector<std::vector<double>> rows;
   std::vector<double> targets;
-  for (const Entry& e : entries_) {
+  fitted_.clear();
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
     if (e.state != State::Measured || e.log_measured == kInfinity) continue;
     rows.push_back(e.features);
     targets.push_back(e.log_measured - e.log_predicted);
+    fitted_.push_back(i);
   }
   measured_ok_ = rows.size();
   residual_.fit(rows, targets);
   for (Entry& e : entries_)
     if (e.state != State::Measured) e.residual = residual_.predict(e.features);
+}
+
+double ScoredPool::local_error() const {
+  const std::vector<double>& loo = residual_.loo_residuals();
+  if (loo.size() != fitted_.size()) return residual_.loo_rms();
+  std::vector<size_t> rows(loo.size());
+  std::iota(rows.begin(), rows.end(), size_t{0});
+  const size_t n = std::min(kLocalRows, rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n), rows.end(), [&](size_t a, size_t b) {
+    return entries_[fitted_[a]].log_measured < entries_[fitted_[b]].log_measured;
+  });
+  double sum = 0;
+  for (size_t k = 0; k < n; ++k) sum += loo[rows[k]] * loo[rows[k]];
+  return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
 }
 
 std::vector<size_t> ScoredPool::best_of(std::vector<size_t> ids, size_t max) const {
@@ -109,8 +141,9 @@ std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt199
   if (max == 0 || fresh_ == 0) return {};
   std::vector<size_t> ranked = best_fresh(fresh_);
   if (measured_ok_ >= min_measured && best_log_measured_) {
+    if (since_gain_ >= min_measured * kPatienceRounds) return {};
     const double threshold =
-        *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + residual_.loo_rms();
+        *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + local_error();
     const auto worth_end = std::find_if(ranked.begin(), ranked.end(),
                                         [&](size_t i) { return log_time(i) >= threshold; });
     if (worth_end == ranked.begin()) return {};

@@ -45,10 +45,17 @@ class ScoredPool {
 
   // Up to `max` fresh candidates worth measuring: the best by corrected prediction,
   // with about a quarter drawn at random among the better half of the other fresh ones
-  // (exploration feeds the residual model candidates unlike the ones it already knows). Empty when no
-  // fresh candidate could beat the measured best by more than the noise margin, once at
-  // least `min_measured` were measured: "could" is the corrected prediction less the
-  // residual model's leave-one-out error, so a model that has been wrong keeps looking.
+  // (exploration feeds the residual model candidates unlike the ones it already knows).
+  // Empty once at least `min_measured` were measured and either
+  //  - no fresh candidate could beat the measured best by more than the noise margin:
+  //    "could" is the corrected prediction less the residual model's leave-one-out
+  //    error over the kLocalRows best measured candidates — the error where the
+  //    decision is; the error over all of them is dominated by the slow candidates
+  //    exploration measured, and kept a 4096^3 matmul searching a plateau of near-equal
+  //    tiles for 80 measurements — or
+  //  - the last `min_measured` * kPatienceRounds successful measurements, the model's
+  //    own best picks among them, beat the best by no more than the noise margin: the
+  //    model's optimism was put to the test and refuted (TVM's early stopping).
   std::vector<size_t> pick(size_t max, size_t min_measured, std::mt19937_64& rng) const;
   // Fresh candidates by corrected prediction, best first (at most `max`).
   std::vector<size_t> best_fresh(size_t max) const;
@@ -70,6 +77,10 @@ class ScoredPool {
   // The `max` best of `ids` by log_time, best first; ties by index.
   std::vector<size_t> best_of(std::vector<size_t> ids, size_t max) const;
   void refit();
+  // The leave-one-out rms error of the residual model over the best measured rows.
+  double local_error() const;
+  // Counts a successful measurement towards the stagnation rule.
+  void note_progress(double log_measured);
 
   SearchContext context_;
   std::vector<Entry> entries_;
@@ -77,7 +88,12 @@ class ScoredPool {
   size_t fresh_ = 0;
   size_t measured_ok_ = 0;
   std::optional<double> best_log_measured_;
+  // The best time when the search last gained more than the noise margin, and the
+  // successful measurements since.
+  std::optional<double> gain_anchor_;
+  size_t since_gain_ = 0;
   ResidualModel residual_;
+  std::vector<size_t> fitted_;  // the entry of each row the residual model was fitted on
 };
 
 }  // namespace pto::search

@@ -1,7 +1,8 @@
 // ResidualModel: ridge regression on standardised features, as properties over random
 // linear problems — it recovers a linear target from enough samples, it can reverse an
 // order the prior has backwards (the host cost model's case), it falls back to a
-// constant with too few samples, and bad shapes are usage errors.
+// constant with too few samples, its leave-one-out residuals are consistent, and bad
+// shapes are usage errors.
 #include "search/residual_model.h"
 
 #include <gtest/gtest.h>
@@ -57,6 +58,30 @@ TEST(ResidualModel, RecoversLinearTargetsFromEnoughSamples) {
     for (size_t r = 200; r < 300; ++r) worst = std::max(worst, std::abs(m.predict(all.x[r]) - all.y[r]));
     EXPECT_LT(worst, 0.25) << "trial " << trial << " width " << d << " penalty " << m.penalty();
   }
+}
+
+// The per-row leave-one-out residuals a strategy weighs near the optimum: one per row,
+// their rms is loo_rms(), and each is at least the row's in-sample residual (leaving a
+// row out can only make its prediction worse: e / (1 - h) with 0 <= h < 1).
+TEST(ResidualModel, LeaveOneOutResidualsBoundTheInSampleOnes) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 10; ++trial) {
+    const size_t n = 6 + static_cast<size_t>(trial) * 5, d = 2 + trial % 5;
+    const Problem p = linear_problem(n, d, 0.3, rng);
+    ResidualModel m;
+    m.fit(p.x, p.y);
+    ASSERT_EQ(m.loo_residuals().size(), n) << "trial " << trial;
+    double sum = 0;
+    for (size_t r = 0; r < n; ++r) {
+      const double loo = m.loo_residuals()[r];
+      sum += loo * loo;
+      EXPECT_GE(std::abs(loo) + 1e-9, std::abs(p.y[r] - m.predict(p.x[r]))) << "trial " << trial << " row " << r;
+    }
+    EXPECT_NEAR(std::sqrt(sum / static_cast<double>(n)), m.loo_rms(), 1e-9) << "trial " << trial;
+  }
+  ResidualModel constant;
+  constant.fit({{1, 2}}, std::vector<double>{0.7});
+  EXPECT_TRUE(constant.loo_residuals().empty());
 }
 
 // The prior ranks backwards: measured = -prior (in logs), so the residual to learn is

@@ -28,7 +28,7 @@ const Target& npu() {
 
 const std::vector<std::string>& workloads() {
   static const std::vector<std::string> keys = {
-      "matmul|128,256,192|fp16", "matmul|77,300,200|fp16", "softmax|64,512|fp16",
+      "matmul|64,128,96|fp16", "matmul|37,150,100|fp16", "softmax|64,512|fp16",
       "layernorm|48,1000|fp32",  "rmsnorm|33,700|fp16",    "gelu|100,300|fp16",
   };
   return keys;

@@ -31,7 +31,7 @@ const Target& npu() {
 
 const std::vector<std::string>& small_workloads() {
   static const std::vector<std::string> keys = {
-      "matmul|128,256,192|fp16", "matmul|77,300,200|fp16", "matmul|16,512,256|fp16",
+      "matmul|64,128,96|fp16", "matmul|37,150,100|fp16", "matmul|16,256,128|fp16",
       "softmax|64,512|fp16",     "layernorm|48,1000|fp32", "rmsnorm|33,700|fp16",
       "gelu|100,300|fp16",
   };
@@ -135,7 +135,7 @@ TEST(Tune, DefaultMeasuredWinnerNeverSlowerFailuresNeverWin) {
 }
 
 TEST(Tune, BudgetTimeLimitAndStopFlag) {
-  const Workload w = Workload::parse_key("matmul|77,300,200|fp16");
+  const Workload w = Workload::parse_key("matmul|37,150,100|fp16");
   for (int64_t budget : {2, 5, 9, 17}) {
     FakeRunner runner(measure::make_runner("model", npu()), never);
     MemoryStore store;
@@ -181,7 +181,7 @@ TEST(Tune, BudgetTimeLimitAndStopFlag) {
 }
 
 TEST(Tune, NoisyBackendPicksTheWinnerFromTheInterleavedFinalists) {
-  const Workload w = Workload::parse_key("matmul|128,256,192|fp16");
+  const Workload w = Workload::parse_key("matmul|64,128,96|fp16");
   FakeRunner runner(measure::make_runner("model", npu()), never, /*noisy=*/true);
   MemoryStore store;
   TuneOptions o;
