@@ -50,6 +50,12 @@ std::string times(double ratio) {
   return text;
 }
 
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", s);
+  return text;
+}
+
 void print_text(const search::TuneResult& r, bool interrupted) {
   const search::TuningRecord& best = r.best;
   const std::string kind = time_kind(r.backend);
@@ -69,7 +75,7 @@ void print_text(const search::TuneResult& r, bool interrupted) {
       {"candidates", std::to_string(r.counts.total) + " in the space, " + std::to_string(r.counts.feasible) +
                          " feasible seen, " + std::to_string(r.counts.measured) + " measured, " +
                          failed_by_status(r.counts) + " failed"},
-      {"elapsed", format_ns(r.elapsed_s * 1e9)},
+      {"elapsed", seconds(r.elapsed_s)},
       {"stored in", r.store_location},
       {"config", best.config.to_string()}};
   if (r.stopped) rows.push_back({"stopped", interrupted ? "by Ctrl-C; everything measured is stored" : "by the time limit"});

@@ -17,6 +17,8 @@ const std::vector<Command>& commands() {
       {"run", "measure one config: on the CPU, verified and timed (host), or simulated (NPU)", run_run},
       {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
       {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
+      {"lookup", "the config the JIT would use for a workload, and where it came from", run_lookup},
+      {"db", "the tuning database: show, export, import, merge, check", run_db},
   };
   return all;
 }

@@ -4,7 +4,6 @@
 #include "db/config_lookup.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -43,18 +42,6 @@ std::string family_of(const Workload& w) {
   return shapeless.key();
 }
 
-double log2_distance(const Shape& a, const Shape& b) {
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d += std::abs(std::log2(static_cast<double>(a[i]) / static_cast<double>(b[i])));
-  return d;
-}
-
-std::string dims_text(const Shape& s) {
-  std::string out;
-  for (int64_t d : s) out += (out.empty() ? "" : ",") + std::to_string(d);
-  return out;
-}
 
 }  // namespace
 
@@ -63,8 +50,14 @@ struct DbConfigProvider::Index {
   std::string location = "memory";
   std::vector<Tuned> tuned;
   std::unordered_map<std::string, size_t> exact;                 // workload key + fingerprint
-  std::unordered_map<std::string, std::vector<size_t>> by_name;  // workload key + target name
-  std::unordered_map<std::string, std::vector<size_t>> family;   // family + fingerprint, fresh, by shape
+  std::unordered_map<std::string, size_t> by_name;  // workload key + target name: the first record
+  // Family + fingerprint: the fresh records of one op, dtype and attrs, by shape, with
+  // log2 of their dims laid out beside them for the distance scan.
+  struct Family {
+    std::vector<size_t> members;
+    std::vector<double> log2_dims;  // members.size() x rank
+  };
+  std::unordered_map<std::string, Family> family;
 
   std::shared_mutex mutex;  // guards the two memos below
   std::unordered_map<std::string, std::string> fingerprints;  // target name -> fingerprint
@@ -77,7 +70,8 @@ struct DbConfigProvider::Index {
     if (rank == options.backends.end() || !r.usable()) return;
     Tuned t{r.workload.shape, r.config, r.target_name, r.target_fingerprint, r.stale_reason(),
             static_cast<size_t>(rank - options.backends.begin())};
-    const std::string key = joined(r.workload.key(), r.target_fingerprint);
+    const std::string workload_key = r.workload.key();
+    const std::string key = joined(workload_key, r.target_fingerprint);
     if (const auto it = exact.find(key); it != exact.end()) {
       // A fresh record wins over a stale one, then the more trusted backend.
       auto preference = [](const Tuned& x) { return std::make_pair(!x.stale_reason.empty(), x.backend_rank); };
@@ -85,17 +79,19 @@ struct DbConfigProvider::Index {
       return;
     }
     exact.emplace(key, tuned.size());
-    by_name[joined(r.workload.key(), r.target_name)].push_back(tuned.size());
-    family[joined(family_of(r.workload), r.target_fingerprint)].push_back(tuned.size());
+    by_name.emplace(joined(workload_key, r.target_name), tuned.size());
+    family[joined(family_of(r.workload), r.target_fingerprint)].members.push_back(tuned.size());
     tuned.push_back(std::move(t));
   }
 
   // After every add(): family lists hold fresh records only, ordered by shape, so that
   // the nearest search breaks distance ties by the smaller shape.
   void finish() {
-    for (auto& [key, members] : family) {
-      std::erase_if(members, [&](size_t i) { return !tuned[i].stale_reason.empty(); });
-      std::sort(members.begin(), members.end(), [&](size_t a, size_t b) { return tuned[a].shape < tuned[b].shape; });
+    for (auto& [key, f] : family) {
+      std::erase_if(f.members, [&](size_t i) { return !tuned[i].stale_reason.empty(); });
+      std::sort(f.members.begin(), f.members.end(), [&](size_t a, size_t b) { return tuned[a].shape < tuned[b].shape; });
+      for (size_t i : f.members)
+        for (int64_t d : tuned[i].shape) f.log2_dims.push_back(std::log2(static_cast<double>(d)));
     }
   }
 
@@ -116,41 +112,49 @@ struct DbConfigProvider::Index {
       return ConfigChoice{tuned[it->second].config, ConfigSource::Exact, {}, true, tuned[it->second].stale_reason};
     const auto same_name = by_name.find(joined(w.key(), t.name));
     if (same_name == by_name.end()) return std::nullopt;
-    const Tuned& other = tuned[same_name->second.front()];
+    const Tuned& other = tuned[same_name->second];
     std::string reason = "tuned for target '" + t.name + "' with fingerprint " + other.fingerprint + " (now " + fp + ")";
     if (!other.stale_reason.empty()) reason += ", " + other.stale_reason;
     return ConfigChoice{other.config, ConfigSource::Exact, {}, true, reason};
   }
 
+  // One pass for the distances, then the nearest feasible one: usually the first
+  // tried, so analyze runs once and the scan dominates.
   std::optional<ConfigChoice> nearest(const Workload& w, const std::string& fp, const Analyzer& analyzer) const {
     const auto it = family.find(joined(family_of(w), fp));
     if (it == family.end()) return std::nullopt;
-    std::vector<std::pair<double, size_t>> ranked;  // stable: equal distances keep shape order
-    for (size_t i : it->second) {
-      if (tuned[i].shape.size() == w.shape.size() && tuned[i].shape != w.shape)
-        ranked.emplace_back(log2_distance(tuned[i].shape, w.shape), i);
+    const Family& f = it->second;
+    const size_t rank = w.shape.size();
+    std::vector<double> wanted(rank);
+    for (size_t d = 0; d < rank; ++d) wanted[d] = std::log2(static_cast<double>(w.shape[d]));
+    if (f.log2_dims.size() != f.members.size() * rank) return std::nullopt;  // another rank
+    constexpr double kNone = std::numeric_limits<double>::infinity();
+    std::vector<double> distance(f.members.size(), kNone);
+    size_t m = 0;  // the first minimum: members are by shape, so ties go to the smaller shape
+    for (size_t i = 0; i < f.members.size(); ++i) {
+      double sum = 0;
+      for (size_t d = 0; d < rank; ++d) sum += std::abs(f.log2_dims[i * rank + d] - wanted[d]);
+      if (sum > 0) distance[i] = sum;  // 0: the shape itself, handled as exact
+      if (distance[i] < distance[m]) m = i;
     }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [distance, i] : ranked) {
-      if (analyzer.analyze(tuned[i].config).feasible)
-        return ConfigChoice{tuned[i].config, ConfigSource::Nearest, tuned[i].shape, false, {}};
+    for (size_t tries = 0; tries < distance.size(); ++tries) {
+      if (tries > 0) m = std::min_element(distance.begin(), distance.end()) - distance.begin();
+      if (!std::isfinite(distance[m])) return std::nullopt;
+      const Tuned& t = tuned[f.members[m]];
+      if (analyzer.analyze(t.config).feasible) return ConfigChoice{t.config, ConfigSource::Nearest, t.shape, false, {}};
+      distance[m] = kNone;
     }
     return std::nullopt;
   }
 
-  // The cost model's best of the space's first candidates, enumerated within the caps.
+  // The cost model's best of a deterministic sample of the space (a sample, not the
+  // first candidates in index order, which are all small tiles) and the default.
   std::optional<ConfigChoice> model_pick(const Workload& w, const TensorGraph& graph, const Target& t) const {
-    if (options.model_time_cap_ms <= 0) return std::nullopt;
-    using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + std::chrono::duration<double, std::milli>(options.model_time_cap_ms);
+    if (options.model_candidates == 0) return std::nullopt;
     try {
       const search::SpaceGenerator space = search::SpaceGenerator::for_workload(w, t);
-      std::vector<TileConfig> candidates;
-      space.for_each([&](const TileConfig& c) {
-        candidates.push_back(c);
-        return Clock::now() < deadline;
-      }, options.model_max_candidates);
-      if (candidates.empty()) return std::nullopt;
+      std::vector<TileConfig> candidates = space.sample(options.model_candidates, /*seed=*/1);
+      candidates.push_back(space.baseline());
       std::vector<double> predicted(candidates.size());
       CostModel(graph, t).score(candidates, predicted);
       const size_t best = std::min_element(predicted.begin(), predicted.end()) - predicted.begin();
@@ -173,6 +177,9 @@ struct DbConfigProvider::Index {
 
 DbConfigProvider::DbConfigProvider(const std::vector<TuningRecord>& records, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
+  index_->tuned.reserve(records.size());
+  index_->exact.reserve(records.size());
+  index_->by_name.reserve(records.size());
   for (const TuningRecord& r : records) index_->add(r);
   index_->finish();
 }

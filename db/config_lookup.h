@@ -7,8 +7,9 @@
 //   2. nearest: the tuned shape of the same op, dtype, attrs and target nearest to this
 //      one (distance: the sum over dims of |log2(tuned / wanted)|; ties go to the
 //      smaller shape, dim by dim) whose config core::analyze finds feasible here;
-//   3. model: the cost model's best among the first candidates of the search space
-//      (search/space_generator.h), scored within LookupOptions::model_time_cap_ms;
+//   3. model: the cost model's best among a seeded sample of the search space
+//      (search/space_generator.h) and the default, LookupOptions::model_candidates
+//      of them, so that the pick takes milliseconds;
 //   4. default: the op's default config.
 // Stale records — made under other compiler or cost-model versions, or for the same
 // target name with another fingerprint (its description changed) — are never served as
@@ -38,10 +39,10 @@ namespace pto::db {
 struct LookupOptions {
   // Backends whose records may be served, most trusted first.
   std::vector<std::string> backends = {"npu", "cpu", "sim", "model"};
-  // How long the cost model may score candidates for one model pick (0: skip step 3).
-  double model_time_cap_ms = 50;
-  // The most candidates of the space the model scores for one pick.
-  size_t model_max_candidates = 2000;
+  // How many candidates of the space the cost model scores for one model pick (a
+  // seeded sample, plus the default); 0 skips step 3. 256 cost about 60 ms of CPU
+  // for a matmul on ascend910b1 (results/lookup_latency.md); the answer is memoized.
+  size_t model_candidates = 256;
 };
 
 class DbConfigProvider : public ConfigProvider {

@@ -44,8 +44,8 @@ class ScoredPool {
   void observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results);
 
   // Up to `max` fresh candidates worth measuring: the best by corrected prediction,
-  // with about a quarter drawn at random among the other fresh ones (exploration feeds
-  // the residual model candidates unlike the ones it already knows). Empty when no
+  // with about a quarter drawn at random among the better half of the other fresh ones
+  // (exploration feeds the residual model candidates unlike the ones it already knows). Empty when no
   // fresh candidate could beat the measured best by more than the noise margin, once at
   // least `min_measured` were measured: "could" is the corrected prediction less the
   // residual model's leave-one-out error, so a model that has been wrong keeps looking.

@@ -24,7 +24,7 @@ using namespace cli_testing;
 TEST(Cli, HelpListsTheCommandsAndAnExample) {
   const Result r = pto_tune("--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* word : {"ops", "targets", "compile", "run", "Example:"}) {
+  for (const char* word : {"tune", "ops", "targets", "compile", "run", "Examples:", "pto-tune --op matmul"}) {
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
   }
   const Result bare = pto_tune("");

@@ -91,7 +91,7 @@ TEST_F(Tune, BadArgumentsExitTwoWithOneLine) {
   expect_usage_error(ok + "--strategy nosuch", {"--strategy", "nosuch"});
   expect_usage_error(ok + "--budget -3", {"--budget", "-3"});
   expect_usage_error(ok + "--time-limit -1", {"--time-limit"});
-  expect_usage_error(ok + "--backend nosuch", {"nosuch"});
+  expect_usage_error("tune --op matmul --shapes 64,64,64 --target ascend910b1 --backend nosuch", {"nosuch"});
   expect_usage_error(ok + "--dtype fp7", {"fp7"});
   expect_usage_error("tune --op matmul --shapes 64,64,64 --target ascend910b1 --backend cpu", {"cpu", "ascend910b1"});
   expect_usage_error("tune --op matmul --shapes 64,64 --target ascend910b1", {"matmul"});

@@ -104,7 +104,7 @@ TEST(ConfigLookup, WithoutNeighboursTheCostModelPicksAFeasibleConfig) {
 
 TEST(ConfigLookup, WithoutTheModelItIsTheDefault) {
   LookupOptions no_model;
-  no_model.model_time_cap_ms = 0;
+  no_model.model_candidates = 0;
   DbConfigProvider provider(std::vector<TuningRecord>{}, no_model);
   const Workload w = Workload::parse_key("softmax|100,300|fp16");
   const ConfigChoice c = provider.choose(w, npu());

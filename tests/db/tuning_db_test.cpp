@@ -130,6 +130,24 @@ TEST(TuningDb, AnIdenticalRecordIsStoredOnce) {
   EXPECT_EQ(db->records().size(), 1u);
 }
 
+TEST(TuningDb, RemembersWhatATargetFingerprintStoodFor) {
+  const TempDir dir("db_target");
+  const std::string path = dir.str() + "/t.db";
+  const Target target = load_target("ascend910b1");
+  {
+    auto db = TuningDb::open(path);
+    db->commit(std::vector{make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50, target.fingerprint())});
+    db->remember_target(target);
+    db->remember_target(target);  // again: still one row
+  }
+  Connection c(path, Connection::Mode::ReadOnly);
+  Statement s = c.prepare("SELECT name, json FROM targets");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.text(0), "ascend910b1");
+  EXPECT_EQ(Target::from_json(nlohmann::json::parse(s.text(1))).fingerprint(), target.fingerprint());
+  EXPECT_FALSE(s.step());
+}
+
 TEST(TuningDb, SchemaVersionAndMigrations) {
   const TempDir dir("db_schema");
   const std::string path = dir.str() + "/t.db";

@@ -1,0 +1,200 @@
+// `pto-tune db SUBCOMMAND`: the tuning database as a release engineer handles it —
+// show the best config per workload, export it as versioned JSON (what a release
+// ships), import such a file, merge the databases of sharded tuning jobs, and check a
+// file's integrity and schema.
+//
+// Files named on the command line come before the options: `db export FILE.json
+// --db PATH`, `db merge A.db B.db --into OUT.db`. A bad database file is a Db Error
+// (exit code 2) and is never changed; `db check` exits 2 when it finds a problem.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "db/tuning_db.h"
+
+namespace pto::cli {
+
+namespace {
+
+using db::OpenMode;
+using db::TuningDb;
+using search::TuningRecord;
+
+void add_db_option(po::options_description& options) {
+  options.add_options()("db", po::value<std::string>(),
+                        "tuning database file; default $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db");
+}
+
+std::string db_path(const po::variables_map& vm) {
+  return db::resolve_db_path(vm.count("db") ? std::optional(vm["db"].as<std::string>()) : std::nullopt);
+}
+
+// The words before the first option: the files a subcommand works on.
+std::pair<Args, Args> split_files(const Args& args) {
+  const auto first_option = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("-"); });
+  return {Args(args.begin(), first_option), Args(first_option, args.end())};
+}
+
+std::string time_text(double ns) {
+  char buffer[32];
+  if (ns >= 1e6) std::snprintf(buffer, sizeof buffer, "%.3f ms", ns / 1e6);
+  else std::snprintf(buffer, sizeof buffer, "%.1f us", ns / 1e3);
+  return buffer;
+}
+
+int show(const Args& args) {
+  po::options_description options;
+  add_db_option(options);
+  options.add_options()("op", po::value<std::string>()->default_value(""), "only this operator's records")
+      ("json", po::bool_switch(), "print JSON: {db, measurements, best: [record...]}");
+  const auto vm = parse_command(args, options,
+                                {"db show", "[--op OP] [--json] [--db PATH]",
+                                 "Lists the best usable record per (workload, target, backend): the config\n"
+                                 "the JIT lookup serves. Stale records (other compiler or cost-model\n"
+                                 "versions) are marked; times from sim and model are simulated/predicted.",
+                                 "pto-tune db show --op matmul --db tune.db"});
+  if (!vm) return 0;
+  const std::string path = db_path(*vm);
+  auto database = TuningDb::open(path, OpenMode::ReadOnly);
+  const std::string op = (*vm)["op"].as<std::string>();
+  const std::vector<TuningRecord> best = database->best_records(op);
+  const size_t measurements = database->records(op).size();
+  if ((*vm)["json"].as<bool>()) {
+    nlohmann::json j{{"db", path}, {"measurements", measurements}, {"best", nlohmann::json::array()}};
+    for (const TuningRecord& r : best) {
+      nlohmann::json record = r.to_json();
+      record["stale_reason"] = r.stale_reason();
+      j["best"].push_back(record);
+    }
+    print_json(std::cout, j);
+    return 0;
+  }
+  std::cout << "# " << path << ": " << measurements << " measurements, best of " << best.size() << " keys\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const TuningRecord& r : best) {
+    const std::string stale = r.stale_reason();
+    rows.push_back({r.workload.key(), r.target_name, r.backend, time_text(r.time_ns()),
+                    stale.empty() ? "fresh" : "stale: " + stale, r.config.to_string()});
+  }
+  print_table(std::cout, {"workload", "target", "backend", "time", "versions", "config"}, rows);
+  return 0;
+}
+
+// Parses `db export|import FILE.json [options]`: the one file and the options (which
+// gain --db), or nullopt after --help.
+struct FileCommand {
+  std::string file;
+  po::variables_map vm;
+};
+std::optional<FileCommand> parse_file_command(const Args& args, po::options_description& options,
+                                              const CommandHelp& help) {
+  const auto [files, rest] = split_files(args);
+  add_db_option(options);
+  auto vm = parse_command(rest, options, help);
+  if (!vm) return std::nullopt;
+  if (files.size() != 1) usage_error(help.name + " takes one FILE.json (see 'pto-tune " + help.name + " --help')");
+  return FileCommand{files[0], std::move(*vm)};
+}
+
+int export_configs(const Args& args) {
+  po::options_description options;
+  options.add_options()("op", po::value<std::string>()->default_value(""), "only this operator's records");
+  const auto c = parse_file_command(args, options,
+                                    {"db export", "FILE.json [--op OP] [--db PATH]",
+                                     "Writes the best record per key as versioned JSON (format\n"
+                                     "\"pto-tune-configs\"): what a release ships for the JIT to look up.",
+                                     "pto-tune db export release-configs.json --db merged.db"});
+  if (!c) return 0;
+  const std::string path = db_path(c->vm);
+  const size_t n = TuningDb::open(path, OpenMode::ReadOnly)->export_json(c->file, c->vm["op"].as<std::string>());
+  std::cout << "exported " << n << " records from " << path << " to " << c->file << "\n";
+  return 0;
+}
+
+int import_configs(const Args& args) {
+  po::options_description options;
+  const auto c = parse_file_command(args, options,
+                                    {"db import", "FILE.json [--db PATH]",
+                                     "Adds the records of an export file to the database, all or none; a\n"
+                                     "record already stored is not added twice.",
+                                     "pto-tune db import release-configs.json --db tune.db"});
+  if (!c) return 0;
+  const std::string path = db_path(c->vm);
+  const size_t n = TuningDb::open(path)->import_json(c->file);
+  std::cout << "imported " << n << " new records from " << c->file << " into " << path << "\n";
+  return 0;
+}
+
+int merge(const Args& args) {
+  const auto [files, rest] = split_files(args);
+  po::options_description options;
+  options.add_options()("into", po::value<std::string>()->required(), "the database to merge into (created when missing)");
+  const auto vm = parse_command(rest, options,
+                                {"db merge", "A.db [B.db ...] --into OUT.db",
+                                 "Merges the databases of sharded tuning jobs: for each (workload, target,\n"
+                                 "backend), the best record made under this pto-tune's versions (else the\n"
+                                 "best stale one) across the inputs and OUT joins OUT. The inputs are read\n"
+                                 "only; merging again, or in another order, gives the same result.",
+                                 "pto-tune db merge shard-*.db --into merged.db"});
+  if (!vm) return 0;
+  if (files.empty()) usage_error("db merge needs at least one input database (see 'pto-tune db merge --help')");
+  const std::string out = (*vm)["into"].as<std::string>();
+  const db::MergeSummary s = TuningDb::merge(files, out);
+  std::cout << "merged " << s.inputs << " databases into " << out << ": " << s.keys << " keys, " << s.added
+            << " records added, " << s.stale << " stale\n";
+  return 0;
+}
+
+int check(const Args& args) {
+  po::options_description options;
+  add_db_option(options);
+  const auto vm = parse_command(args, options,
+                                {"db check", "[--db PATH]",
+                                 "Checks the database: SQLite's integrity check, foreign keys, and the\n"
+                                 "schema's version, tables and columns. Exit code 2 when a problem is found.",
+                                 "pto-tune db check --db tune.db"});
+  if (!vm) return 0;
+  const std::string path = db_path(*vm);
+  const std::vector<std::string> problems = TuningDb::open(path, OpenMode::ReadOnly)->check();
+  for (const std::string& p : problems) std::cout << path << ": " << p << "\n";
+  if (problems.empty()) std::cout << path << ": ok\n";
+  return problems.empty() ? 0 : exit_code(ErrorCategory::Db);
+}
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args&);
+};
+
+const Subcommand kSubcommands[] = {
+    {"show", "list the best record per workload, target and backend", show},
+    {"export", "write the best configs as versioned JSON (what a release ships)", export_configs},
+    {"import", "add the records of an exported JSON file", import_configs},
+    {"merge", "merge databases of sharded tuning jobs, keeping the best record per key", merge},
+    {"check", "check integrity and schema", check},
+};
+
+void print_db_help(std::ostream& out) {
+  out << "Usage: pto-tune db SUBCOMMAND [options]\n\nThe tuning database (SQLite).\n\nSubcommands:\n";
+  for (const Subcommand& s : kSubcommands) out << "  " << s.name << std::string(8 - std::string(s.name).size(), ' ') << s.summary << "\n";
+  out << "\nExample:\n  pto-tune db show --op matmul\n\nRun 'pto-tune db SUBCOMMAND --help' for its options.\n";
+}
+
+}  // namespace
+
+int run_db(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    print_db_help(args.empty() ? std::cerr : std::cout);
+    return args.empty() ? exit_code(ErrorCategory::Usage) : 0;
+  }
+  for (const Subcommand& s : kSubcommands) {
+    if (args[0] == s.name) return s.run(Args(args.begin() + 1, args.end()));
+  }
+  usage_error("unknown db subcommand '" + args[0] + "' (known: show, export, import, merge, check)");
+}
+
+}  // namespace pto::cli

@@ -1,0 +1,133 @@
+// `pto-tune db` and `pto-tune lookup` as a user drives them: show, export, import,
+// merge and check on real files; lookup along exact, nearest, model and default, with
+// stale records marked; bad files reported with exit code 2 and left unchanged.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/target.h"
+#include "db/tuning_db.h"
+#include "tests/cli/cli_driver.h"
+#include "tests/db/records_testing.h"
+#include "tests/temp_dir.h"
+
+namespace pto {
+namespace {
+
+using nlohmann::json;
+using namespace cli_testing;
+using db_testing::file_bytes;
+using search::TuningRecord;
+
+const std::string kTiles = R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,128]},"nbuffer":2})";
+
+TuningRecord tuned(const std::string& key, double ns, const std::string& config = kTiles) {
+  static const std::string fp = load_target("ascend910b1").fingerprint();
+  return db_testing::make_record(key, config, ns, fp, "sim");
+}
+
+// A database holding a tuned matmul and a softmax from an older compiler.
+std::string seeded_db(const testing_support::TempDir& dir, const std::string& name = "tune.db") {
+  const std::string path = dir.str() + "/" + name;
+  TuningRecord old = tuned("softmax|1024,1024|fp16", 500, R"({"vec":[8,1024]})");
+  old.versions.compiler = "0.0.1";
+  db::TuningDb::open(path)->commit(std::vector{tuned("matmul|256,256,256|fp16", 100), old});
+  return path;
+}
+
+json lookup_json(const std::string& db, const std::string& shapes, const std::string& op = "matmul") {
+  const Result r = pto_tune("lookup --target ascend910b1 --json --db " + quoted(db) + " --op " + op + " --shapes " + shapes);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(DbCli, LookupReportsEachSourceAndStaleness) {
+  const testing_support::TempDir dir("cli_lookup");
+  const std::string db = seeded_db(dir);
+  const json exact = lookup_json(db, "256,256,256");
+  EXPECT_EQ(exact["source"], "exact");
+  EXPECT_EQ(exact["config"], TileConfig::parse(kTiles).to_json());
+  EXPECT_NE(exact["pypto"][0].get<std::string>().find("pypto.set_cube_tile_shapes([64,64],[32,64],[64,128])"),
+            std::string::npos);
+  const json nearest = lookup_json(db, "256,256,300");
+  EXPECT_EQ(nearest["source"], "nearest");
+  EXPECT_EQ(nearest["from_shape"], json::parse("[256,256,256]"));
+  const json stale = lookup_json(db, "1024,1024", "softmax");
+  EXPECT_TRUE(stale["stale"].get<bool>());
+  EXPECT_NE(stale["stale_reason"].get<std::string>().find("compiler 0.0.1"), std::string::npos);
+  EXPECT_EQ(lookup_json(dir.str() + "/missing.db", "256,256,256")["source"], "model");
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/missing.db"));
+
+  const Result text = pto_tune("lookup --op matmul --shapes 256,256,300 --target ascend910b1 --db " + quoted(db));
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("nearest 256,256,256"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("pypto.set_cube_tile_shapes"), std::string::npos) << text.out;
+}
+
+TEST(DbCli, ShowExportImportMergeCheck) {
+  const testing_support::TempDir dir("cli_db");
+  const std::string db = seeded_db(dir);
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const json shown = json::parse(show.out);
+  EXPECT_EQ(shown["measurements"], 2);
+  ASSERT_EQ(shown["best"].size(), 2u);
+  const Result table = pto_tune("db show --op matmul --db " + quoted(db));
+  EXPECT_EQ(table.out.find("softmax"), std::string::npos) << table.out;
+  EXPECT_NE(pto_tune("db show --db " + quoted(db)).out.find("stale: made by compiler 0.0.1"), std::string::npos);
+
+  const std::string exported = dir.str() + "/configs.json";
+  EXPECT_EQ(pto_tune("db export " + quoted(exported) + " --db " + quoted(db)).exit_code, 0);
+  const std::string copy = dir.str() + "/copy.db";
+  const Result imported = pto_tune("db import " + quoted(exported) + " --db " + quoted(copy));
+  EXPECT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("imported 2"), std::string::npos) << imported.out;
+
+  const std::string merged = dir.str() + "/merged.db";
+  const Result merge = pto_tune("db merge " + quoted(db) + " " + quoted(copy) + " --into " + quoted(merged));
+  EXPECT_EQ(merge.exit_code, 0) << merge.err;
+  EXPECT_NE(merge.out.find("2 keys"), std::string::npos) << merge.out;
+  const Result check = pto_tune("db check --db " + quoted(merged));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find(": ok"), std::string::npos);
+}
+
+TEST(DbCli, TheDatabaseComesFromTheEnvironmentWithoutDb) {
+  const testing_support::TempDir dir("cli_env");
+  const std::string db = seeded_db(dir);
+  ::setenv("PTO_TUNE_DB", db.c_str(), 1);
+  const Result set = pto_tune("db show --json");  // the child inherits PTO_TUNE_DB
+  ::unsetenv("PTO_TUNE_DB");
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(json::parse(set.out)["db"], db);
+}
+
+TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
+  const testing_support::TempDir dir("cli_bad");
+  const std::string notes = dir.write("notes.db", "my notes\n");
+  for (const std::string& command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
+                                     "lookup --op matmul --shapes 64,64,64 --db "}) {
+    expect_usage_error(command + quoted(notes), {"notes.db", "not a SQLite database"});
+  }
+  expect_usage_error("db merge " + quoted(notes) + " --into " + quoted(dir.str() + "/out.db"), {"not a SQLite database"});
+  EXPECT_EQ(file_bytes(notes), "my notes\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/out.db"));
+  expect_usage_error("db show --db " + quoted(dir.str() + "/none.db"), {"does not exist"});
+  expect_usage_error("db frobnicate", {"frobnicate"});
+  expect_usage_error("db export --db x.db", {"FILE.json"});
+  expect_usage_error("db merge a.db", {"--into"});
+}
+
+TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
+  for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
+    const Result r = pto_tune("db " + sub + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("Example:\n  pto-tune db " + sub), std::string::npos) << r.out;
+  }
+  const Result lookup = pto_tune("lookup --help");
+  EXPECT_NE(lookup.out.find("Example:\n  pto-tune lookup"), std::string::npos) << lookup.out;
+}
+
+}  // namespace
+}  // namespace pto
