@@ -263,7 +263,7 @@ void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& inte
   const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   for (int j = 0; j < jobs; ++j) {
     std::vector<std::string> words{"/proc/self/exe", "batch"};
-    words.insert(words.end(), args.begin(), args.end());
+    std::copy_if(args.begin(), args.end(), std::back_inserter(words), [](const std::string& w) { return w != "--json"; });
     for (const std::string& w : {std::string("--worker"), std::to_string(j) + "/" + std::to_string(jobs), std::string("--json")})
       words.push_back(w);
     const std::string out = (dir / (std::to_string(j) + ".json")).string();
@@ -316,10 +316,11 @@ void print_summary(const Summary& s, const std::string& db_path, bool interrupte
   std::string failed;
   for (const auto& [status, n] : s.failed_measurements) failed += (failed.empty() ? "" : ", ") + status + " " + std::to_string(n);
   rows.push_back({"measurements", std::to_string(s.measurements) + (failed.empty() ? "" : " (failed: " + failed + ")")});
-  char geomean[32];
+  char geomean[32], elapsed[32];
   std::snprintf(geomean, sizeof geomean, "%.3fx", s.geomean_speedup());
+  std::snprintf(elapsed, sizeof elapsed, "%.1f s", s.elapsed_s);
   rows.push_back({"speedup", std::string(geomean) + " geometric mean over the defaults of the tuned workloads"});
-  rows.push_back({"elapsed", std::to_string(std::lround(s.elapsed_s * 10) / 10.0).substr(0, 8) + " s"});
+  rows.push_back({"elapsed", elapsed});
   rows.push_back({"stored in", db_path});
   if (interrupted) rows.push_back({"stopped", "by a signal; everything measured is stored, run again to go on"});
   std::cout << "# batch summary\n";

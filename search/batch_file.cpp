@@ -231,7 +231,7 @@ BatchFile parse_batch(const std::string& text, const std::string& name) {
 
 BatchFile read_batch_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) fail(ErrorCategory::Io, "cannot read batch file '" + path + "'");
+  if (!in) usage_error("cannot read batch file '" + path + "'");
   std::stringstream text;
   text << in.rdbuf();
   return parse_batch(text.str(), path);

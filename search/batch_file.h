@@ -53,7 +53,7 @@ struct BatchFile {
 // Parses the text of a batch file (the format is told by its first non-blank
 // character: '[' JSON, anything else plain lines). `name` is for messages.
 BatchFile parse_batch(const std::string& text, const std::string& name = "batch file");
-// Reads and parses a file; Io Error when it cannot be read.
+// Reads and parses a file; usage Error (bad input) when it cannot be read.
 BatchFile read_batch_file(const std::string& path);
 
 // "1..64:pow2" -> 1,2,4,...,64; "16..64:step16" -> 16,32,48,64; "128" -> 128. A name

@@ -67,7 +67,7 @@ TEST(BatchCli, MalformedFilesExit2NamingTheProblem) {
   expect_usage_error("batch " + quoted(dir.write("op.txt", "nosuchop 64,64\n")) + " --strict" + db, {"line 1", "nosuchop"});
   expect_usage_error("batch " + quoted(dir.write("range.txt", "matmul 64,64,64\nmatmul 1..64:cube,64,64\n")) + " --strict" + db,
                      {"line 2", "cube"});
-  expect_usage_error("batch " + quoted(dir.str() + "/missing.txt") + db, {"missing.txt"});
+  expect_usage_error("batch " + quoted(dir.str() + "/missing.txt") + db, {"missing.txt", "cannot read"});
   expect_usage_error("batch" + db, {"FILE"});
   expect_usage_error("batch " + quoted(dir.write("ok.txt", "matmul 64,64,64\n")) + " --shard 3/3" + db, {"3/3"});
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/t.db")) << "a --strict stop or a bad option opened the database";
@@ -102,11 +102,11 @@ TEST(BatchCli, ASecondRunSkipsWhatTheFirstTunedAndRetuneForcesIt) {
   EXPECT_EQ(count(batch_json(args + " --retune"), "tuned"), 10);
 }
 
-// Starts `pto-tune batch ARGS` as a child with stdout into `out`; returns its pid.
+// Starts `pto-tune batch ARGS --json` as a child with stdout into `out`; returns its pid.
 pid_t start_batch(const std::string& args, const std::string& out) {
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", ("exec " + std::string(PTO_TUNE_BIN) + " batch " + args + " >" + out + " 2>/dev/null").c_str(),
+    ::execl("/bin/sh", "sh", "-c", ("exec " + std::string(PTO_TUNE_BIN) + " batch " + args + " --json >" + out + " 2>/dev/null").c_str(),
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -129,10 +129,10 @@ void wait_for_done(const std::string& journal, size_t done) {
 
 TEST(BatchCli, ASigkilledRunResumesWithNothingLostAndNothingTunedTwice) {
   const TempDir dir("batch_kill");
-  const int n = 40;
+  const int n = 300;
   const std::string db = dir.str() + "/t.db";
   const std::string args = quoted(dir.write("b.txt", batch_text(n))) + " --target " + kTarget +
-                           " --backend sim --budget 3 --json --db " + quoted(db);
+                           " --backend sim --budget 3 --db " + quoted(db);
   const pid_t pid = start_batch(args, dir.str() + "/out1.json");
   wait_for_done(db + ".batch-journal", 3);
   ::kill(pid, SIGKILL);
@@ -160,8 +160,8 @@ TEST(BatchCli, SigtermStopsAfterTheMeasurementInFlightWithTheSummary) {
   const TempDir dir("batch_term");
   const std::string db = dir.str() + "/t.db";
   const std::string out = dir.str() + "/out.json";
-  const pid_t pid = start_batch(quoted(dir.write("b.txt", batch_text(40))) + " --target " + kTarget +
-                                    " --backend sim --budget 3 --json --db " + quoted(db),
+  const pid_t pid = start_batch(quoted(dir.write("b.txt", batch_text(300))) + " --target " + kTarget +
+                                    " --backend sim --budget 3 --db " + quoted(db),
                                 out);
   wait_for_done(db + ".batch-journal", 2);
   ::kill(pid, SIGTERM);
@@ -193,7 +193,7 @@ TEST_P(BatchShards, MergedShardsAndParallelWorkersServeTheSameLookupsAsOneProces
   const std::string backend = GetParam();
   const TempDir dir("batch_shards_" + backend);
   const std::string file = dir.write("b.txt", batch_text(12));
-  const std::string common = quoted(file) + " --target " + kTarget + " --backend " + backend + " --budget 4 --json";
+  const std::string common = quoted(file) + " --target " + kTarget + " --backend " + backend + " --budget 4";
   batch_json(common + " --db " + quoted(dir.str() + "/single.db"));
 
   std::vector<pid_t> shards;
@@ -228,11 +228,11 @@ INSTANTIATE_TEST_SUITE_P(Backends, BatchShards, ::testing::Values("model", "sim"
 TEST(BatchCli, TotalBudgetIsSpentAcrossTheBatch) {
   const TempDir dir("batch_total");
   const std::string args = quoted(dir.write("b.txt", batch_text(6))) + " --target " + kTarget +
-                           " --backend model --total-budget 40 --db " + quoted(dir.str() + "/t.db");
-  const json s = batch_json(args);
+                           " --backend model --db " + quoted(dir.str() + "/t.db") + " --total-budget ";
+  const json s = batch_json(args + "40");
   EXPECT_EQ(count(s, "tuned"), 6);
   EXPECT_LE(s["measurements"].get<int64_t>(), 40);
-  expect_usage_error("batch " + args + " --retune --total-budget 5", {"5", "6 workloads"});
+  expect_usage_error("batch " + args + "5 --retune", {"5", "6 workloads"});
 }
 
 TEST(BatchCli, ShippedClusterFilesParse) {

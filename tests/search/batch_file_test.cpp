@@ -98,7 +98,7 @@ TEST(BatchFile, MalformedFilesAreUsageErrors) {
   expect_error([] { parse_batch("", "empty.txt"); }, ErrorCategory::Usage, {"empty.txt", "no entries"});
   expect_error([] { parse_batch("# only a comment\n\n", "c.txt"); }, ErrorCategory::Usage, {"no entries"});
   expect_error([] { parse_batch("[]", "e.json"); }, ErrorCategory::Usage, {"no entries"});
-  expect_error([] { read_batch_file("/nonexistent/batch.txt"); }, ErrorCategory::Io, {"/nonexistent/batch.txt"});
+  expect_error([] { read_batch_file("/nonexistent/batch.txt"); }, ErrorCategory::Usage, {"/nonexistent/batch.txt"});
   expect_error([] { expand_dim("1..100"); }, ErrorCategory::Usage, {"1..100", "step"});
   expect_error([] { expand_dim("1..100000000:step1"); }, ErrorCategory::Usage, {"more than"});
   expect_error([] { expand_dim("0"); }, ErrorCategory::Usage, {"> 0"});
