@@ -32,9 +32,17 @@ with open(f"{d}/mixed.txt", "w") as f:
         f.write(f"softmax {m},1024\n")
 PY
 
-summary() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); w=s["workloads"]; print(f"tuned {w.get(\"tuned\",0)}  elapsed {s[\"elapsed_s\"]:.1f} s  per minute {60*w.get(\"tuned\",0)/s[\"elapsed_s\"]:.1f}  measurements {s[\"measurements\"]}  geomean speedup {s[\"geomean_speedup\"]:.4f}")' "$1"; }
+summary() {
+  python3 - "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+tuned = s["workloads"].get("tuned", 0)
+print(f"tuned {tuned}  elapsed {s['elapsed_s']:.1f} s  per minute {60 * tuned / s['elapsed_s']:.1f}"
+      f"  measurements {s['measurements']}  geomean speedup {s['geomean_speedup']:.4f}")
+PY
+}
 
-for jobs in 1 2; do
+for jobs in ${JOBS:-1 2}; do
   "$bin" batch "$dir/b200.txt" --target $target --backend sim --budget 4 --jobs $jobs --json --db "$dir/j$jobs.db" > "$dir/j$jobs.json"
   echo "sim, 200 workloads, --budget 4, --jobs $jobs: $(summary "$dir/j$jobs.json")"
 done
@@ -44,7 +52,7 @@ sqlite3_size=$(stat -c %s "$dir/k.db")
 [ -f "$dir/k.db-wal" ] && sqlite3_size=$((sqlite3_size + $(stat -c %s "$dir/k.db-wal")))
 echo "model, 1000 workloads, --budget 4: $(summary "$dir/k.json"); database $(( sqlite3_size / 1024 )) KiB (with its WAL)"
 
-for total in 60 120; do
+for total in ${TOTALS:-48 96 192}; do
   for mode in shared equal; do
     flag=""; [ $mode = equal ] && flag=--equal-split
     "$bin" batch "$dir/mixed.txt" --target $target --backend sim --total-budget $total $flag --json --db "$dir/$mode$total.db" > "$dir/$mode$total.json"

@@ -180,7 +180,10 @@ void share_total_budget(std::vector<Task>& tasks, int64_t total, bool equal) {
                                                calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target)));
     gains.push_back(search::expected_gain(t.entry.weight, headroom));
   }
-  const std::vector<int64_t> budgets = search::share_budget(gains, total, /*initial=*/8);
+  // The first shares take at most half of the total (and 8 each), so there is a rest
+  // to steer by gain.
+  const auto n = static_cast<int64_t>(tasks.size());
+  const std::vector<int64_t> budgets = search::share_budget(gains, total, std::min<int64_t>(8, total / (2 * n)));
   for (size_t i = 0; i < tasks.size(); ++i) tasks[i].budget = budgets[i];
 }
 
