@@ -12,6 +12,7 @@ namespace pto::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"tune", "tune one workload and store the winner (also: pto-tune --op OP --shapes DIMS ...)", run_tune},
+      {"batch", "tune a list of workloads offline (resumable, sharded, a shared budget)", run_batch},
       {"ops", "list the operators that can be tuned", run_ops},
       {"targets", "list the built-in hardware targets", run_targets},
       {"compile", "compile one workload and print a stage of the compiler", run_compile},

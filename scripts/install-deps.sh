@@ -2,7 +2,8 @@
 # Installs the Debian packages pto-tune builds with, only those that are missing.
 set -euo pipefail
 packages=(g++ cmake ninja-build libboost-program-options-dev libsqlite3-dev nlohmann-json3-dev
-          libgtest-dev libbenchmark-dev libopenblas-dev)
+          libgtest-dev libbenchmark-dev libopenblas-dev
+          python3-yaml)  # python3-yaml: tests/cli/batch_test.cpp parses the Kubernetes manifest
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

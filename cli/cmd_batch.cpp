@@ -1,0 +1,428 @@
+// `pto-tune batch FILE`: offline tuning of a list of workloads before a release
+// (search/batch_file.h says what FILE holds). Each workload is tuned with search::tune
+// into the tuning database; the run ends with a summary (tuned, skipped, failed,
+// total time, geometric-mean speedup over the defaults).
+//
+// Resume. A workload the database already holds a usable record for, made under this
+// pto-tune's compiler and cost-model versions on the same target fingerprint and
+// backend, is skipped (--retune tunes it again). The tuner commits every measurement
+// as it comes, so a killed run loses at most the batch in flight; a journal beside
+// the database (DB.batch-journal) notes each workload started and finished, so that
+// a workload a killed run left half-tuned is tuned again rather than skipped.
+// SIGINT and SIGTERM stop after the measurement in flight and print the summary.
+//
+// Scale. --jobs N runs N worker processes (this executable, `--worker J/N`) over the
+// same database, each taking every N-th workload; --shard I/N (or the Slurm / Kubernetes
+// array index, search/shard.h) takes a stable share for one machine of a cluster, whose
+// databases `pto-tune db merge` combines. --total-budget shares one measurement budget
+// across the workloads by predicted gain (search/task_scheduler.h).
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/progress.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "cost_model/calibration_store.h"
+#include "db/tuning_db.h"
+#include "measure/runner.h"
+#include "search/batch_file.h"
+#include "search/shard.h"
+#include "search/strategy.h"
+#include "search/task_scheduler.h"
+#include "search/tuner.h"
+
+namespace pto::cli {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// One workload of the batch, resolved against its target and backend.
+struct Task {
+  search::BatchEntry entry;
+  Target target;
+  std::string backend;
+  search::RecordKey key;
+  int64_t budget = 0;
+};
+
+// Per-workload outcome, and the run's totals (a worker's are summed by its parent).
+struct Summary {
+  std::map<std::string, int64_t> workloads;       // tuned, skipped, failed, interrupted, bad_entry
+  std::map<std::string, int64_t> failed_measurements;  // status -> count, over all tuned workloads
+  int64_t measurements = 0;
+  double log_speedup_sum = 0;  // over the tuned workloads
+  double elapsed_s = 0;
+  json results = json::array();
+
+  double geomean_speedup() const {
+    const int64_t n = workloads.contains("tuned") ? workloads.at("tuned") : 0;
+    return n ? std::exp(log_speedup_sum / n) : 1;
+  }
+  json to_json() const {
+    return json{{"workloads", workloads},        {"failed_measurements", failed_measurements},
+                {"measurements", measurements},  {"log_speedup_sum", log_speedup_sum},
+                {"geomean_speedup", geomean_speedup()}, {"elapsed_s", elapsed_s},
+                {"results", results}};
+  }
+  void add(const json& j) {
+    for (const auto& [k, v] : j["workloads"].items()) workloads[k] += v.get<int64_t>();
+    for (const auto& [k, v] : j["failed_measurements"].items()) failed_measurements[k] += v.get<int64_t>();
+    measurements += j["measurements"].get<int64_t>();
+    log_speedup_sum += j["log_speedup_sum"].get<double>();
+    for (const json& r : j["results"]) results.push_back(r);
+  }
+};
+
+// Which workloads a run started and finished, one line each, appended (O_APPEND keeps
+// the short lines of parallel workers whole).
+class Journal {
+ public:
+  explicit Journal(const std::string& db_path) : path_(db_path + ".batch-journal") {
+    std::ifstream in(path_);
+    for (std::string word, key; in >> word && std::getline(in >> std::ws, key);) {
+      if (word == "start") unfinished_.insert(key);
+      if (word == "done") unfinished_.erase(key);
+    }
+  }
+  bool unfinished(const std::string& key) const { return unfinished_.contains(key); }
+  void note(const std::string& word, const std::string& key) const {
+    const std::string line = word + " " + key + "\n";
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) fail(ErrorCategory::Io, "cannot write the batch journal '" + path_ + "'");
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    ::close(fd);
+    if (!ok) fail(ErrorCategory::Io, "cannot write the batch journal '" + path_ + "'");
+  }
+
+ private:
+  std::string path_;
+  std::set<std::string> unfinished_;
+};
+
+std::string journal_key(const search::RecordKey& k) { return k.workload + " " + k.target_fingerprint + " " + k.backend; }
+
+// SIGTERM (a cluster's scheduler ending a job) is handled as Ctrl-C is.
+extern "C" void on_sigterm(int) { raise(SIGINT); }
+
+void report_problem(const std::string& file, const search::BatchProblem& p, bool strict) {
+  if (strict) usage_error(file + ": " + p.where + ": " + p.message);
+  std::cerr << "pto-tune: batch: " << file << ": " << p.where << ": " << p.message << " (skipped)\n";
+}
+
+// The tasks of the file's good entries; the bad ones are reported and counted when
+// `report` (a worker leaves that to its parent).
+std::vector<Task> resolve(const std::string& file, const search::BatchFile& batch, const po::variables_map& vm,
+                          bool report, Summary& summary) {
+  std::map<std::string, Target> targets;
+  const auto target_named = [&](const std::string& name) -> const Target& {
+    if (!targets.contains(name)) targets.emplace(name, load_target(name));
+    return targets.at(name);
+  };
+  const bool strict = vm["strict"].as<bool>();
+  const auto problem = [&](const search::BatchProblem& p) {
+    if (!report) return;
+    report_problem(file, p, strict);
+    ++summary.workloads["bad_entry"];
+  };
+  for (const search::BatchProblem& p : batch.problems) problem(p);
+  std::vector<Task> tasks;
+  for (const search::BatchEntry& e : batch.entries) {
+    try {
+      Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0};
+      if (!e.dtype_given) t.entry.workload.dtype = default_dtype(t.target);
+      build_graph(t.entry.workload);  // a shape that does not fit the op
+      t.backend = e.backend.value_or(vm.count("backend") ? vm["backend"].as<std::string>()
+                                                         : measure::default_backend(t.target));
+      t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
+      t.budget = e.budget.value_or(vm["budget"].as<int64_t>());
+      tasks.push_back(std::move(t));
+    } catch (const Error& err) {
+      if (err.category() != ErrorCategory::Usage && err.category() != ErrorCategory::Infeasible) throw;
+      problem({e.where + " (" + e.workload.key() + ")", err.what()});
+    }
+  }
+  return tasks;
+}
+
+std::optional<search::Shard> shard_of(const po::variables_map& vm) {
+  const std::optional<uint64_t> count =
+      vm.count("shard-count") ? std::optional<uint64_t>(vm["shard-count"].as<uint64_t>()) : std::nullopt;
+  if (vm.count("shard")) return search::parse_shard(vm["shard"].as<std::string>());
+  return search::shard_from_env(count);
+}
+
+// --total-budget: the budgets by predicted gain; applied to the tasks before a worker
+// takes its share, so every worker sees the same split.
+void share_total_budget(std::vector<Task>& tasks, int64_t total, bool equal) {
+  std::vector<double> gains;
+  for (const Task& t : tasks) {
+    const double headroom =
+        equal ? 1 : search::predicted_headroom(t.entry.workload, t.target,
+                                               calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target)));
+    gains.push_back(search::expected_gain(t.entry.weight, headroom));
+  }
+  // The first shares take at most half of the total (and 8 each), so there is a rest
+  // to steer by gain.
+  const auto n = static_cast<int64_t>(tasks.size());
+  const std::vector<int64_t> budgets = search::share_budget(gains, total, std::min<int64_t>(8, total / (2 * n)));
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].budget = budgets[i];
+}
+
+bool tuned_already(db::TuningDb& db, const Task& t, const Journal& journal) {
+  if (journal.unfinished(journal_key(t.key))) return false;
+  const std::optional<search::TuningRecord> best = db.best(t.key);
+  return best && best->usable() && best->versions == search::Versions::current();
+}
+
+void tune_one(const Task& t, const po::variables_map& vm, db::TuningDb& db, const Journal& journal,
+              const InterruptStop& interrupt, double time_left_s, Summary& summary) {
+  json result{{"workload", t.key.workload}, {"target", t.target.name}, {"backend", t.backend}, {"where", t.entry.where}};
+  if (!vm["retune"].as<bool>() && tuned_already(db, t, journal)) {
+    ++summary.workloads["skipped"];
+    result["status"] = "skipped";
+    summary.results.push_back(result);
+    return;
+  }
+  search::TuneOptions o;
+  o.strategy = vm["strategy"].as<std::string>();
+  o.budget = t.budget;
+  o.seed = vm["seed"].as<uint64_t>();
+  o.time_limit_s = time_left_s;
+  o.stop = interrupt.flag();
+  o.coefficients = calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target));
+  measure::RunnerOptions runner_options;
+  runner_options.seed = o.seed;
+  journal.note("start", journal_key(t.key));
+  try {
+    db.remember_target(t.target);
+    const auto runner = measure::make_runner(t.backend, t.target, runner_options);
+    const search::TuneResult r = search::tune(t.entry.workload, t.target, *runner, db, o);
+    summary.measurements += r.counts.measured;
+    for (const auto& [status, n] : r.counts.failed) summary.failed_measurements[status] += n;
+    result["speedup_vs_default"] = r.speedup_vs_default;
+    result["measured"] = r.counts.measured;
+    result["best_ns"] = r.best.time_ns();
+    if (r.stopped && interrupt.interrupted()) {
+      result["status"] = "interrupted";  // left unfinished in the journal: tuned again next run
+    } else {
+      journal.note("done", journal_key(t.key));
+      result["status"] = "tuned";
+      summary.log_speedup_sum += std::log(r.speedup_vs_default);
+    }
+  } catch (const Error& e) {
+    if (e.category() == ErrorCategory::Db || e.category() == ErrorCategory::Io) throw;
+    result["status"] = "failed";
+    result["error"] = e.what();
+    std::cerr << "pto-tune: batch: " << t.entry.where << " " << t.key.workload << ": " << e.what() << "\n";
+  }
+  ++summary.workloads[result["status"].get<std::string>()];
+  summary.results.push_back(result);
+}
+
+// Runs the tasks in this process, in order, until done, stopped or out of time.
+void run_tasks(const std::vector<Task>& tasks, const po::variables_map& vm, db::TuningDb& db,
+               const InterruptStop& interrupt, bool show_progress, Summary& summary) {
+  const Journal journal(db.location());
+  const double limit = vm["time-limit"].as<double>();
+  const auto start = Clock::now();
+  ProgressBar bar("batch");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const double used = std::chrono::duration<double>(Clock::now() - start).count();
+    if (interrupt.interrupted() || (limit > 0 && used >= limit)) {
+      summary.workloads["not_started"] += static_cast<int64_t>(tasks.size() - i);
+      break;
+    }
+    tune_one(tasks[i], vm, db, journal, interrupt, limit > 0 ? limit - used : 0, summary);
+    if (show_progress) bar.update(static_cast<int64_t>(i + 1), static_cast<int64_t>(tasks.size()));
+  }
+  bar.finish();
+}
+
+// --jobs N: N copies of this executable, each with `--worker J/N --json`, their stdout
+// into a file the parent reads back; SIGTERM to the parent is passed on.
+void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& interrupt, Summary& summary) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pto-batch-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<pid_t> pids;
+  const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  for (int j = 0; j < jobs; ++j) {
+    std::vector<std::string> words{"/proc/self/exe", "batch"};
+    std::copy_if(args.begin(), args.end(), std::back_inserter(words), [](const std::string& w) { return w != "--json"; });
+    for (const std::string& w : {std::string("--worker"), std::to_string(j) + "/" + std::to_string(jobs), std::string("--json")})
+      words.push_back(w);
+    const std::string out = (dir / (std::to_string(j) + ".json")).string();
+    const pid_t pid = ::fork();
+    if (pid < 0) fail(ErrorCategory::Internal, "batch: cannot start worker " + std::to_string(j));
+    if (pid == 0) {
+      if (pin) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(j % cores, &set);
+        ::sched_setaffinity(0, sizeof set, &set);
+      }
+      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, STDOUT_FILENO);
+      std::vector<char*> argv;
+      for (std::string& w : words) argv.push_back(w.data());
+      argv.push_back(nullptr);
+      ::execv("/proc/self/exe", argv.data());
+      ::_exit(127);
+    }
+    pids.push_back(pid);
+  }
+  bool passed_on = false;
+  for (size_t left = pids.size(); left > 0;) {
+    if (interrupt.interrupted() && !passed_on) {
+      for (pid_t p : pids) ::kill(p, SIGTERM);
+      passed_on = true;
+    }
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    if (done > 0) --left;
+    else if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    else if (errno != EINTR) break;
+  }
+  for (int j = 0; j < jobs; ++j) {
+    std::ifstream in(dir / (std::to_string(j) + ".json"));
+    try {
+      summary.add(json::parse(in));
+    } catch (const json::exception&) {
+      std::cerr << "pto-tune: batch: worker " << j << " ended without a summary\n";
+      ++summary.workloads["worker_lost"];
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+void print_summary(const Summary& s, const std::string& db_path, bool interrupted) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [status, n] : s.workloads) rows.push_back({status, std::to_string(n)});
+  std::string failed;
+  for (const auto& [status, n] : s.failed_measurements) failed += (failed.empty() ? "" : ", ") + status + " " + std::to_string(n);
+  rows.push_back({"measurements", std::to_string(s.measurements) + (failed.empty() ? "" : " (failed: " + failed + ")")});
+  char geomean[32], elapsed[32];
+  std::snprintf(geomean, sizeof geomean, "%.3fx", s.geomean_speedup());
+  std::snprintf(elapsed, sizeof elapsed, "%.1f s", s.elapsed_s);
+  rows.push_back({"speedup", std::string(geomean) + " geometric mean over the defaults of the tuned workloads"});
+  rows.push_back({"elapsed", elapsed});
+  rows.push_back({"stored in", db_path});
+  if (interrupted) rows.push_back({"stopped", "by a signal; everything measured is stored, run again to go on"});
+  std::cout << "# batch summary\n";
+  print_table(std::cout, {}, rows);
+}
+
+}  // namespace
+
+int run_batch(const Args& args) {
+  const bool has_file = !args.empty() && !args[0].starts_with("--");
+  const Args rest = has_file ? Args(args.begin() + 1, args.end()) : args;
+  po::options_description options;
+  add_target_option(options, "host");
+  options.add_options()
+      ("backend", po::value<std::string>(), "cpu, sim or model for every entry without its own; default: cpu on the host, sim on an NPU target")
+      ("strategy", po::value<std::string>()->default_value("auto"), "the tuner's strategy for every workload")
+      ("budget", po::value<int64_t>()->default_value(16), "measurements per workload without its own budget= (0: the strategy decides)")
+      ("total-budget", po::value<int64_t>(), "measurements for the whole batch, shared out by predicted gain (overrides the per-workload budgets)")
+      ("equal-split", po::bool_switch(), "with --total-budget: split it evenly instead (the baseline the shared budget is compared with)")
+      ("time-limit", po::value<double>()->default_value(0), "wall-time limit for the whole batch in seconds; 0 = none")
+      ("seed", po::value<uint64_t>()->default_value(1), "seed of each search")
+      ("db", po::value<std::string>(), "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
+      ("retune", po::bool_switch(), "tune workloads the database already holds a fresh record for")
+      ("strict", po::bool_switch(), "stop at the first bad entry instead of skipping it")
+      ("jobs", po::value<int>()->default_value(1), "worker processes writing into the one database")
+      ("pin", po::bool_switch(), "pin each worker to its own core (sched_setaffinity)")
+      ("shard", po::value<std::string>(), "I/N: tune only shard I of N (default: from $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT or $JOB_COMPLETION_INDEX)")
+      ("shard-count", po::value<uint64_t>(), "the N of $JOB_COMPLETION_INDEX (or $PTO_TUNE_SHARD_COUNT)")
+      ("worker", po::value<std::string>(), "internal: J/N, the J-th of N local workers")
+      ("json", po::bool_switch(), "print the summary as JSON");
+  const auto vm = parse_command(
+      rest, options,
+      {"batch", "FILE [options]",
+       "Tunes every workload of FILE (a JSON list of {op, shapes, dtype, attrs, target,\n"
+       "backend, budget, weight}, or lines 'op shapes [dtype] [key=value ...]'; a dim may be\n"
+       "a range LO..HI:pow2 or LO..HI:stepS) into the tuning database. Workloads already\n"
+       "tuned under this version are skipped; a killed run goes on where it stopped.\n"
+       "Ctrl-C or SIGTERM stops after the measurement in flight and prints the summary.\n"
+       "See docs/offline_tuning.md for clusters (Slurm, Kubernetes) and the release export.",
+       "pto-tune batch release.txt --target ascend910b1 --backend sim --jobs 2 --db release.db"});
+  if (!vm) return 0;
+  if (!has_file) usage_error("batch needs a FILE (see 'pto-tune batch --help')");
+  const std::string file = args[0];
+  const int jobs = (*vm)["jobs"].as<int>();
+  if (jobs < 1) usage_error("--jobs: expected at least 1, got " + std::to_string(jobs));
+  const std::string strategy = (*vm)["strategy"].as<std::string>();
+  const auto names = search::strategy_names();
+  if (std::find(names.begin(), names.end(), strategy) == names.end())
+    usage_error("--strategy: unknown strategy '" + strategy + "' (known: " + join(names, ", ") + ")");
+  if ((*vm)["budget"].as<int64_t>() < 0 || (*vm)["budget"].as<int64_t>() == 1)
+    usage_error("--budget: expected 0 or at least 2 measurements, got " + std::to_string((*vm)["budget"].as<int64_t>()));
+  const double limit = (*vm)["time-limit"].as<double>();
+  if (!(limit >= 0) || !std::isfinite(limit)) usage_error("--time-limit: expected seconds >= 0, got " + std::to_string(limit));
+
+  const auto start = Clock::now();
+  Summary summary;
+  const bool worker = vm->count("worker") > 0;
+  std::vector<Task> tasks = resolve(file, search::read_batch_file(file), *vm, !worker, summary);
+  if (const auto shard = shard_of(*vm)) {
+    std::erase_if(tasks, [&](const Task& t) { return !search::in_shard(t.key, *shard); });
+  }
+  if (vm->count("total-budget") && !tasks.empty())
+    share_total_budget(tasks, (*vm)["total-budget"].as<int64_t>(), (*vm)["equal-split"].as<bool>());
+  const std::string db_path = db::resolve_db_path(vm->count("db") ? std::optional((*vm)["db"].as<std::string>()) : std::nullopt);
+  const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db_path);  // a bad file stops here, before any work
+
+  InterruptStop interrupt;
+  struct sigaction term {};
+  term.sa_handler = on_sigterm;
+  sigemptyset(&term.sa_mask);
+  sigaction(SIGTERM, &term, nullptr);
+  if (jobs > 1 && !worker) {
+    bool cpu = false;
+    for (const Task& t : tasks) cpu = cpu || t.backend == "cpu";
+    if (cpu)
+      std::cerr << "pto-tune: batch: warning: " << jobs << " workers time the cpu backend on shared cores: the "
+                << "timings are noisy" << ((*vm)["pin"].as<bool>() ? "" : " (--pin gives each worker its own core)") << "\n";
+    Args worker_args(args.begin(), args.end());
+    run_workers(worker_args, jobs, (*vm)["pin"].as<bool>(), interrupt, summary);
+  } else {
+    if (worker) {
+      const search::Shard w = search::parse_shard((*vm)["worker"].as<std::string>());
+      std::vector<Task> mine;
+      for (size_t i = w.index; i < tasks.size(); i += w.count) mine.push_back(tasks[i]);
+      tasks = std::move(mine);
+    }
+    run_tasks(tasks, *vm, *db, interrupt, !worker, summary);
+  }
+  summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if ((*vm)["json"].as<bool>()) {
+    json j = summary.to_json();
+    j["db"] = db_path;
+    j["interrupted"] = interrupt.interrupted();
+    print_json(std::cout, j);
+  } else {
+    print_summary(summary, db_path, interrupt.interrupted());
+  }
+  if (!worker) interrupt.reraise_if_interrupted();
+  return summary.workloads.contains("bad_entry") && summary.workloads.at("bad_entry") > 0 ? 2 : 0;
+}
+
+}  // namespace pto::cli

@@ -1,0 +1,240 @@
+#include "search/batch_file.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/op_library.h"
+
+namespace pto::search {
+
+namespace {
+
+using nlohmann::json;
+
+int64_t parse_int(const std::string& text, const std::string& token) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end) usage_error("bad number '" + text + "' in '" + token + "'");
+  return v;
+}
+
+double parse_weight(const std::string& text) {
+  size_t used = 0;
+  double w = 0;
+  try {
+    w = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(w > 0)) usage_error("weight must be a number > 0, got '" + text + "'");
+  return w;
+}
+
+// The product of the dims' value lists, in order (the last dim varies fastest).
+std::vector<Shape> expand_shapes(const std::vector<std::string>& dims) {
+  if (dims.empty()) usage_error("no shapes");
+  std::vector<Shape> shapes{{}};
+  for (const std::string& dim : dims) {
+    const std::vector<int64_t> values = expand_dim(dim);
+    std::vector<Shape> next;
+    for (const Shape& s : shapes)
+      for (int64_t v : values) {
+        next.push_back(s);
+        next.back().push_back(v);
+      }
+    if (next.size() > kMaxRangeValues) usage_error("shapes expand to more than " + std::to_string(kMaxRangeValues) + " workloads");
+    shapes = std::move(next);
+  }
+  return shapes;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, separator);) parts.push_back(part);
+  return parts;
+}
+
+// What one entry says before its shapes expand; both formats fill it.
+struct RawEntry {
+  std::string op;
+  std::vector<std::string> dims;
+  std::optional<std::string> dtype;
+  std::map<std::string, int64_t> attrs;
+  BatchEntry overrides;  // target, backend, budget, weight
+};
+
+void set_override(BatchEntry& e, const std::string& key, const std::string& value) {
+  if (key == "target") e.target = value;
+  else if (key == "backend") e.backend = value;
+  else if (key == "weight") e.weight = parse_weight(value);
+  else if (key == "budget") {
+    e.budget = parse_int(value, "budget=" + value);
+    if (*e.budget < 0) usage_error("budget must be >= 0, got " + value);
+  }
+}
+
+bool is_override(const std::string& key) {
+  return key == "target" || key == "backend" || key == "weight" || key == "budget";
+}
+
+void expand(const RawEntry& raw, const std::string& where, BatchFile& out) {
+  BatchEntry e = raw.overrides;
+  e.where = where;
+  e.workload.op = find_op(raw.op).name;
+  e.dtype_given = raw.dtype.has_value();
+  if (raw.dtype) e.workload.dtype = parse_dtype(*raw.dtype);
+  e.workload.attrs = raw.attrs;
+  for (const Shape& shape : expand_shapes(raw.dims)) {
+    e.workload.shape = shape;
+    out.entries.push_back(e);
+  }
+}
+
+RawEntry raw_from_line(const std::string& line) {
+  std::stringstream in(line);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.size() < 2) usage_error("expected 'op shapes [dtype] [key=value ...]', got '" + line + "'");
+  RawEntry raw;
+  raw.op = words[0];
+  raw.dims = split(words[1], ',');
+  for (size_t i = 2; i < words.size(); ++i) {
+    const size_t eq = words[i].find('=');
+    if (eq == std::string::npos) {
+      if (i != 2) usage_error("expected key=value, got '" + words[i] + "'");
+      if (words[i] != "-") raw.dtype = words[i];
+      continue;
+    }
+    const std::string key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+    if (is_override(key)) set_override(raw.overrides, key, value);
+    else raw.attrs[key] = parse_int(value, words[i]);
+  }
+  return raw;
+}
+
+std::string json_text(const json& j, const char* field) {
+  if (!j.is_string()) usage_error(std::string(field) + " must be a string, got " + j.dump());
+  return j.get<std::string>();
+}
+
+RawEntry raw_from_json(const json& j) {
+  if (!j.is_object()) usage_error("expected an object, got " + j.dump());
+  for (const auto& [key, value] : j.items())
+    if (key != "op" && key != "shapes" && key != "dtype" && key != "attrs" && !is_override(key))
+      usage_error("unknown field '" + key + "'");
+  if (!j.contains("op")) usage_error("missing field 'op'");
+  if (!j.contains("shapes")) usage_error("missing field 'shapes'");
+  RawEntry raw;
+  raw.op = json_text(j["op"], "op");
+  const json& shapes = j["shapes"];
+  if (shapes.is_string()) raw.dims = split(shapes.get<std::string>(), ',');
+  else if (shapes.is_array())
+    for (const json& d : shapes) raw.dims.push_back(d.is_number_integer() ? std::to_string(d.get<int64_t>()) : json_text(d, "a dim"));
+  else usage_error("shapes must be a string or a list, got " + shapes.dump());
+  if (j.contains("dtype")) raw.dtype = json_text(j["dtype"], "dtype");
+  if (j.contains("attrs")) {
+    if (!j["attrs"].is_object()) usage_error("attrs must be an object, got " + j["attrs"].dump());
+    for (const auto& [k, v] : j["attrs"].items()) {
+      if (!v.is_number_integer()) usage_error("attr '" + k + "' must be an integer, got " + v.dump());
+      raw.attrs[k] = v.get<int64_t>();
+    }
+  }
+  for (const char* key : {"target", "backend"})
+    if (j.contains(key)) set_override(raw.overrides, key, json_text(j[key], key));
+  if (j.contains("budget")) {
+    if (!j["budget"].is_number_integer()) usage_error("budget must be an integer, got " + j["budget"].dump());
+    set_override(raw.overrides, "budget", std::to_string(j["budget"].get<int64_t>()));
+  }
+  if (j.contains("weight")) {
+    if (!j["weight"].is_number() || !(j["weight"].get<double>() > 0)) usage_error("weight must be a number > 0, got " + j["weight"].dump());
+    raw.overrides.weight = j["weight"].get<double>();
+  }
+  return raw;
+}
+
+// Runs `parse` for one entry; a usage Error becomes a problem naming `where`.
+template <class Parse>
+void entry(BatchFile& out, const std::string& where, Parse parse) {
+  try {
+    expand(parse(), where, out);
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::Usage) throw;
+    out.problems.push_back({where, e.what()});
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> expand_dim(const std::string& token) {
+  std::string text = token;
+  if (const size_t eq = text.find('='); eq != std::string::npos) text = text.substr(eq + 1);
+  const size_t dots = text.find("..");
+  if (dots == std::string::npos) {
+    const int64_t v = parse_int(text, token);
+    if (v <= 0) usage_error("a dim must be > 0, got '" + token + "'");
+    return {v};
+  }
+  const size_t colon = text.find(':', dots);
+  if (colon == std::string::npos) usage_error("range '" + token + "' needs a step: LO..HI:pow2 or LO..HI:stepS");
+  const int64_t lo = parse_int(text.substr(0, dots), token);
+  const int64_t hi = parse_int(text.substr(dots + 2, colon - dots - 2), token);
+  const std::string step = text.substr(colon + 1);
+  if (lo <= 0 || hi < lo) usage_error("range '" + token + "' must have 0 < LO <= HI");
+  std::vector<int64_t> values;
+  if (step == "pow2") {
+    for (int64_t v = 1; v <= hi && v > 0; v *= 2)
+      if (v >= lo) values.push_back(v);
+  } else if (step.starts_with("step")) {
+    const int64_t s = parse_int(step.substr(4), token);
+    if (s <= 0) usage_error("range '" + token + "' needs a step > 0");
+    if ((hi - lo) / s + 1 > static_cast<int64_t>(kMaxRangeValues))
+      usage_error("range '" + token + "' has more than " + std::to_string(kMaxRangeValues) + " values");
+    for (int64_t v = lo; v <= hi; v += s) values.push_back(v);
+  } else {
+    usage_error("range '" + token + "': unknown step '" + step + "' (pow2 or stepS)");
+  }
+  if (values.empty()) usage_error("range '" + token + "' holds no value");
+  return values;
+}
+
+BatchFile parse_batch(const std::string& text, const std::string& name) {
+  BatchFile out;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      usage_error(name + ": not valid JSON: " + e.what());
+    }
+    if (!j.is_array()) usage_error(name + ": expected a JSON list of entries");
+    for (size_t i = 0; i < j.size(); ++i)
+      entry(out, "entry " + std::to_string(i), [&] { return raw_from_json(j[i]); });
+  } else {
+    const std::vector<std::string> lines = split(text, '\n');
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::string line = lines[i].substr(0, lines[i].find('#'));
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      entry(out, "line " + std::to_string(i + 1), [&] { return raw_from_line(line); });
+    }
+  }
+  if (out.entries.empty() && out.problems.empty()) usage_error(name + ": no entries");
+  return out;
+}
+
+BatchFile read_batch_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) usage_error("cannot read batch file '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_batch(text.str(), path);
+}
+
+}  // namespace pto::search

@@ -1,0 +1,249 @@
+// `pto-tune batch` as a release engineer drives it, on the model backend (and sim for
+// the lookups) with small shapes: malformed files exit 2 naming the problem; a second
+// run skips what the first tuned; a SIGKILLed run resumes with nothing lost and
+// nothing tuned twice; SIGTERM ends with the summary; shards run as separate
+// processes and merged, and --jobs workers on one database, serve the same lookups as
+// one process; the shipped Slurm script and Kubernetes manifest parse.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/target.h"
+#include "db/config_lookup.h"
+#include "db/tuning_db.h"
+#include "search/batch_file.h"
+#include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
+
+namespace pto {
+namespace {
+
+using nlohmann::json;
+using namespace cli_testing;
+using testing_support::TempDir;
+
+const char* kTarget = "ascend910b1";
+
+// `n` small matmuls and softmaxes, one a line, with a range among them.
+std::string batch_text(int n) {
+  std::string text = "# test batch\n";
+  for (int i = 0; i < n; ++i) {
+    const int m = 16 * (i + 1);
+    text += i % 2 ? "softmax " + std::to_string(m) + ",256\n" : "matmul " + std::to_string(m) + ",64,64 fp16\n";
+  }
+  return text;
+}
+
+json batch_json(const std::string& args, int expected_exit = 0) {
+  const Result r = pto_tune("batch " + args + " --json");
+  EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.err;
+  return json::parse(r.out);
+}
+
+int64_t count(const json& summary, const std::string& status) {
+  return summary["workloads"].contains(status) ? summary["workloads"][status].get<int64_t>() : 0;
+}
+
+std::map<std::string, size_t> records_per_workload(const std::string& db) {
+  std::map<std::string, size_t> n;
+  for (const auto& r : db::TuningDb::open(db, db::OpenMode::ReadOnly)->records()) ++n[r.workload.key()];
+  return n;
+}
+
+TEST(BatchCli, MalformedFilesExit2NamingTheProblem) {
+  const TempDir dir("batch_bad");
+  const std::string db = " --db " + quoted(dir.str() + "/t.db");
+  expect_usage_error("batch " + quoted(dir.write("bad.json", "[{\"op\":")) + db, {"bad.json", "not valid JSON"});
+  expect_usage_error("batch " + quoted(dir.write("empty.txt", "")) + db, {"empty.txt", "no entries"});
+  expect_usage_error("batch " + quoted(dir.write("op.txt", "nosuchop 64,64\n")) + " --strict" + db, {"line 1", "nosuchop"});
+  expect_usage_error("batch " + quoted(dir.write("range.txt", "matmul 64,64,64\nmatmul 1..64:cube,64,64\n")) + " --strict" + db,
+                     {"line 2", "cube"});
+  expect_usage_error("batch " + quoted(dir.str() + "/missing.txt") + db, {"missing.txt", "cannot read"});
+  expect_usage_error("batch" + db, {"FILE"});
+  expect_usage_error("batch " + quoted(dir.write("ok.txt", "matmul 64,64,64\n")) + " --shard 3/3" + db, {"3/3"});
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/t.db")) << "a --strict stop or a bad option opened the database";
+}
+
+TEST(BatchCli, BadEntriesAreSkippedTheRestTunedAndTheRunExits2) {
+  const TempDir dir("batch_skip");
+  const std::string file = dir.write("b.txt", "matmul 32,64,64 fp16\nnosuchop 1,2\nmatmul 1..64:pow3,8,8\nsoftmax 16,256\n");
+  const Result r = pto_tune("batch " + quoted(file) + " --target " + kTarget + " --backend model --budget 4 --json --db " +
+                            quoted(dir.str() + "/t.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
+  const json s = json::parse(r.out);
+  EXPECT_EQ(count(s, "tuned"), 2);
+  EXPECT_EQ(count(s, "bad_entry"), 2);
+}
+
+TEST(BatchCli, ASecondRunSkipsWhatTheFirstTunedAndRetuneForcesIt) {
+  const TempDir dir("batch_resume");
+  const std::string file = dir.write("b.txt", batch_text(6) + "matmul M=16..64:step16,32,32 fp16\n");
+  const std::string args = quoted(file) + " --target " + kTarget + " --backend model --budget 4 --db " + quoted(dir.str() + "/t.db");
+  const json first = batch_json(args);
+  EXPECT_EQ(count(first, "tuned"), 10);
+  EXPECT_GE(first["geomean_speedup"].get<double>(), 1.0);
+  const auto records = records_per_workload(dir.str() + "/t.db");
+  EXPECT_EQ(records.size(), 10u);
+  const json second = batch_json(args);
+  EXPECT_EQ(count(second, "skipped"), 10);
+  EXPECT_EQ(count(second, "tuned"), 0);
+  EXPECT_EQ(records_per_workload(dir.str() + "/t.db"), records) << "a skipped workload was measured";
+  EXPECT_EQ(count(batch_json(args + " --retune"), "tuned"), 10);
+}
+
+// Starts `pto-tune batch ARGS --json` as a child with stdout into `out`; returns its pid.
+pid_t start_batch(const std::string& args, const std::string& out) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec " + std::string(PTO_TUNE_BIN) + " batch " + args + " --json >" + out + " 2>/dev/null").c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+size_t journal_lines(const std::string& journal, const std::string& word) {
+  std::ifstream in(journal);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.starts_with(word + " ");
+  return n;
+}
+
+// Waits until the journal notes `done` finished workloads (or 60 s pass).
+void wait_for_done(const std::string& journal, size_t done) {
+  for (int i = 0; i < 6000 && journal_lines(journal, "done") < done; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_GE(journal_lines(journal, "done"), done) << "the batch never got going";
+}
+
+TEST(BatchCli, ASigkilledRunResumesWithNothingLostAndNothingTunedTwice) {
+  const TempDir dir("batch_kill");
+  const int n = 300;
+  const std::string db = dir.str() + "/t.db";
+  const std::string args = quoted(dir.write("b.txt", batch_text(n))) + " --target " + kTarget +
+                           " --backend sim --budget 3 --db " + quoted(db);
+  const pid_t pid = start_batch(args, dir.str() + "/out1.json");
+  wait_for_done(db + ".batch-journal", 3);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const size_t done_before = journal_lines(db + ".batch-journal", "done");
+  ASSERT_LT(done_before, static_cast<size_t>(n)) << "the batch finished before the kill; make it longer";
+  const auto records_before = records_per_workload(db);
+
+  const json resumed = batch_json(args);
+  EXPECT_EQ(static_cast<size_t>(count(resumed, "skipped")), done_before);
+  EXPECT_EQ(static_cast<size_t>(count(resumed, "tuned")), n - done_before);
+  EXPECT_EQ(count(resumed, "failed"), 0);
+  const auto records_after = records_per_workload(db);
+  EXPECT_EQ(records_after.size(), static_cast<size_t>(n)) << "a workload was lost";
+  size_t kept = 0;
+  for (const auto& [key, k] : records_before) kept += records_after.at(key) == k;
+  EXPECT_GE(kept + 1, done_before) << "workloads finished before the kill were measured again";
+  EXPECT_EQ(journal_lines(db + ".batch-journal", "done"), static_cast<size_t>(n)) << "each workload finished once";
+  EXPECT_EQ(count(batch_json(args), "skipped"), n);
+}
+
+TEST(BatchCli, SigtermStopsAfterTheMeasurementInFlightWithTheSummary) {
+  const TempDir dir("batch_term");
+  const std::string db = dir.str() + "/t.db";
+  const std::string out = dir.str() + "/out.json";
+  const pid_t pid = start_batch(quoted(dir.write("b.txt", batch_text(300))) + " --target " + kTarget +
+                                    " --backend sim --budget 3 --db " + quoted(db),
+                                out);
+  wait_for_done(db + ".batch-journal", 2);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::ifstream in(out);
+  const json s = json::parse(in);
+  EXPECT_TRUE(s["interrupted"].get<bool>());
+  EXPECT_GE(count(s, "tuned"), 2);
+  EXPECT_GT(count(s, "not_started"), 0);
+}
+
+// The config and source every workload of the file gets from a database.
+std::vector<std::string> lookups(const std::string& db, const std::string& file) {
+  db::DbConfigProvider provider(db);
+  const Target t = load_target(kTarget);
+  std::vector<std::string> out;
+  for (search::BatchEntry e : search::read_batch_file(file).entries) {
+    e.workload.dtype = DType::F16;  // the NPU target's default, as the batch used
+    const ConfigChoice c = provider.choose(e.workload, t);
+    out.push_back(e.workload.key() + " " + c.describe() + " " + c.config.to_string());
+  }
+  return out;
+}
+
+class BatchShards : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BatchShards, MergedShardsAndParallelWorkersServeTheSameLookupsAsOneProcess) {
+  const std::string backend = GetParam();
+  const TempDir dir("batch_shards_" + backend);
+  const std::string file = dir.write("b.txt", batch_text(12));
+  const std::string common = quoted(file) + " --target " + kTarget + " --backend " + backend + " --budget 4";
+  batch_json(common + " --db " + quoted(dir.str() + "/single.db"));
+
+  std::vector<pid_t> shards;
+  for (int i = 0; i < 3; ++i)
+    shards.push_back(start_batch(common + " --shard " + std::to_string(i) + "/3 --db " + quoted(dir.str() + "/shard" + std::to_string(i) + ".db"),
+                                 dir.str() + "/shard" + std::to_string(i) + ".json"));
+  int64_t tuned = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    int status = 0;
+    ::waitpid(shards[i], &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    std::ifstream in(dir.str() + "/shard" + std::to_string(i) + ".json");
+    tuned += count(json::parse(in), "tuned");
+  }
+  EXPECT_EQ(tuned, 12) << "the shards did not split the batch exactly";
+  const std::string shard_dbs = quoted(dir.str() + "/shard0.db") + " " + quoted(dir.str() + "/shard1.db") + " " +
+                                quoted(dir.str() + "/shard2.db");
+  ASSERT_EQ(pto_tune("db merge " + shard_dbs + " --into " + quoted(dir.str() + "/merged.db")).exit_code, 0);
+
+  const json parallel = batch_json(common + " --jobs 2 --db " + quoted(dir.str() + "/jobs.db"));
+  EXPECT_EQ(count(parallel, "tuned"), 12);
+
+  const std::vector<std::string> single = lookups(dir.str() + "/single.db", file);
+  ASSERT_EQ(single.size(), 12u);
+  for (const std::string& line : single) EXPECT_NE(line.find(" exact "), std::string::npos) << line;
+  EXPECT_EQ(lookups(dir.str() + "/merged.db", file), single);
+  EXPECT_EQ(lookups(dir.str() + "/jobs.db", file), single);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BatchShards, ::testing::Values("model", "sim"));
+
+TEST(BatchCli, TotalBudgetIsSpentAcrossTheBatch) {
+  const TempDir dir("batch_total");
+  const std::string args = quoted(dir.write("b.txt", batch_text(6))) + " --target " + kTarget +
+                           " --backend model --db " + quoted(dir.str() + "/t.db") + " --total-budget ";
+  const json s = batch_json(args + "40");
+  EXPECT_EQ(count(s, "tuned"), 6);
+  EXPECT_LE(s["measurements"].get<int64_t>(), 40);
+  expect_usage_error("batch " + args + "5 --retune", {"5", "6 workloads"});
+}
+
+TEST(BatchCli, ShippedClusterFilesParse) {
+  const std::string root = PTO_SOURCE_DIR;
+  EXPECT_EQ(std::system(("bash -n " + quoted(root + "/deploy/slurm/tune-array.sbatch")).c_str()), 0);
+  const std::string yaml_check = "python3 -c 'import sys, yaml; docs = list(yaml.safe_load_all(open(sys.argv[1]))); "
+                                 "job = [d for d in docs if d and d.get(\"kind\") == \"Job\"]; "
+                                 "assert any(j[\"spec\"].get(\"completionMode\") == \"Indexed\" for j in job), job; "
+                                 "assert any(\"merge\" in str(j) for j in job)' ";
+  EXPECT_EQ(std::system((yaml_check + quoted(root + "/deploy/kubernetes/tune-indexed-job.yaml")).c_str()), 0);
+}
+
+}  // namespace
+}  // namespace pto

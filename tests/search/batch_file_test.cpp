@@ -1,0 +1,108 @@
+// Batch files: both formats give the same entries, ranges expand to every value they
+// name (checked against a direct enumeration for random bounds), overrides and
+// attributes land where they belong, bad entries are problems naming their line or
+// index while good ones survive, and malformed files are usage errors.
+#include "search/batch_file.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tests/core/error_testing.h"
+
+namespace pto::search {
+namespace {
+
+using testing::expect_error;
+
+TEST(BatchFile, Pow2AndStepRangesMatchADirectEnumeration) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t lo = std::uniform_int_distribution<int64_t>(1, 5000)(rng);
+    const int64_t hi = lo + std::uniform_int_distribution<int64_t>(0, 9000)(rng);
+    const int64_t step = std::uniform_int_distribution<int64_t>(1, 700)(rng);
+    std::vector<int64_t> pow2, stepped;
+    for (int64_t v = 1; v <= hi; v *= 2)
+      if (v >= lo) pow2.push_back(v);
+    for (int64_t v = lo; v <= hi; v += step) stepped.push_back(v);
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    if (pow2.empty()) expect_error([&] { expand_dim(range + ":pow2"); }, ErrorCategory::Usage, {"holds no value"});
+    else EXPECT_EQ(expand_dim("M=" + range + ":pow2"), pow2) << range;
+    EXPECT_EQ(expand_dim(range + ":step" + std::to_string(step)), stepped) << range << " step " << step;
+  }
+  EXPECT_EQ(expand_dim("1..8192:pow2").size(), 14u);
+  EXPECT_EQ(expand_dim("16..4096:step16").size(), 256u);
+}
+
+TEST(BatchFile, PlainAndJsonFormatsGiveTheSameEntries) {
+  const BatchFile plain = parse_batch(
+      "# release list\n"
+      "matmul M=16..64:step16,128,256 fp16 transpose_b=1 budget=8 weight=2.5 backend=model\n"
+      "\n"
+      "softmax 1..4:pow2,512   # dtype from the target\n");
+  const BatchFile json = parse_batch(
+      R"([{"op":"matmul","shapes":["M=16..64:step16",128,256],"dtype":"fp16","attrs":{"transpose_b":1},
+          "budget":8,"weight":2.5,"backend":"model"},
+         {"op":"softmax","shapes":"1..4:pow2,512"}])");
+  ASSERT_TRUE(plain.problems.empty()) << plain.problems[0].message;
+  ASSERT_TRUE(json.problems.empty()) << json.problems[0].message;
+  ASSERT_EQ(plain.entries.size(), 4u + 3u);
+  ASSERT_EQ(json.entries.size(), plain.entries.size());
+  for (size_t i = 0; i < plain.entries.size(); ++i) {
+    const BatchEntry &a = plain.entries[i], &b = json.entries[i];
+    EXPECT_EQ(a.workload.key(), b.workload.key());
+    EXPECT_EQ(a.dtype_given, b.dtype_given);
+    EXPECT_EQ(a.budget, b.budget);
+    EXPECT_EQ(a.backend, b.backend);
+    EXPECT_DOUBLE_EQ(a.weight, b.weight);
+  }
+  EXPECT_EQ(plain.entries[0].workload.shape, (Shape{16, 128, 256}));
+  EXPECT_EQ(plain.entries[3].workload.shape, (Shape{64, 128, 256}));
+  EXPECT_EQ(plain.entries[0].workload.attr("transpose_b"), 1);
+  EXPECT_EQ(plain.entries[0].where, "line 2");
+  EXPECT_EQ(json.entries[4].where, "entry 1");
+  EXPECT_FALSE(plain.entries[4].dtype_given);
+  EXPECT_EQ(plain.entries[6].workload.shape, (Shape{4, 512}));
+}
+
+TEST(BatchFile, BadEntriesAreProblemsNamingWhereAndTheRestSurvives) {
+  const BatchFile plain = parse_batch(
+      "matmul 64,64,64 fp16\n"
+      "nosuchop 64,64\n"
+      "matmul 1..0:pow2,64,64\n"
+      "matmul 8..64:cube,64,64\n"
+      "matmul 64,64,64 fp99\n"
+      "matmul 64,x,64\n"
+      "matmul 64,64,64 fp16 weight=-1\n"
+      "softmax 64,512\n");
+  EXPECT_EQ(plain.entries.size(), 2u);
+  ASSERT_EQ(plain.problems.size(), 6u);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"line 2", "nosuchop"}, {"line 3", "1..0"}, {"line 4", "cube"},
+      {"line 5", "fp99"},     {"line 6", "x"},    {"line 7", "weight"}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(plain.problems[i].where, expected[i].first);
+    EXPECT_NE(plain.problems[i].message.find(expected[i].second), std::string::npos) << plain.problems[i].message;
+  }
+  const BatchFile json = parse_batch(R"([{"op":"matmul","shapes":"64,64,64"},{"op":"matmul"},{"op":"matmul","shapes":"8,8,8","colour":1}, 3])");
+  EXPECT_EQ(json.entries.size(), 1u);
+  ASSERT_EQ(json.problems.size(), 3u);
+  EXPECT_EQ(json.problems[0].where, "entry 1");
+  EXPECT_NE(json.problems[0].message.find("shapes"), std::string::npos);
+  EXPECT_NE(json.problems[1].message.find("colour"), std::string::npos);
+  EXPECT_EQ(json.problems[2].where, "entry 3");
+}
+
+TEST(BatchFile, MalformedFilesAreUsageErrors) {
+  expect_error([] { parse_batch("[{\"op\": \"matmul\",", "f.json"); }, ErrorCategory::Usage, {"f.json", "not valid JSON"});
+  expect_error([] { parse_batch("", "empty.txt"); }, ErrorCategory::Usage, {"empty.txt", "no entries"});
+  expect_error([] { parse_batch("# only a comment\n\n", "c.txt"); }, ErrorCategory::Usage, {"no entries"});
+  expect_error([] { parse_batch("[]", "e.json"); }, ErrorCategory::Usage, {"no entries"});
+  expect_error([] { read_batch_file("/nonexistent/batch.txt"); }, ErrorCategory::Usage, {"/nonexistent/batch.txt"});
+  expect_error([] { expand_dim("1..100"); }, ErrorCategory::Usage, {"1..100", "step"});
+  expect_error([] { expand_dim("1..100000000:step1"); }, ErrorCategory::Usage, {"more than"});
+  expect_error([] { expand_dim("0"); }, ErrorCategory::Usage, {"> 0"});
+}
+
+}  // namespace
+}  // namespace pto::search
