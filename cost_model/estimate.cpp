@@ -68,6 +68,7 @@
 
 #include "core/error.h"
 #include "cost_model/host_model.h"
+#include "cost_model/kernel_header.h"
 #include "cost_model/l2_traffic.h"
 #include "cost_model/pipe_overlap.h"
 
@@ -335,17 +336,7 @@ struct CostModel::Impl {
 
     if (detail) {
       const CoreRun& main = k.uses_cube ? aic_run : aiv_run;
-      detail->kernel = k.kernel;
-      detail->uses_cube = k.uses_cube;
-      detail->aic_tasks = k.aic_tasks;
-      detail->aiv_tasks = k.aiv_tasks;
-      detail->waves = main.waves;
-      detail->idle_fraction = main.idle_fraction;
-      detail->split_k = k.split_k;
-      detail->l2_hit_ratio = traffic.hit;
-      detail->mte2_bytes = k.gm_read_bytes;
-      detail->hbm_bytes = traffic.hbm_bytes;
-      detail->time_ns = total.value();
+      fill_kernel_header(*detail, k, traffic, main.waves, main.idle_fraction, total.value());
       Breakdown& b = detail->breakdown;
       for (const CoreRun* run : {&aic_run, &aiv_run}) {
         for (const BreakdownField& f : kBreakdownFields) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cost_model/kernel_header.h"
 #include "cost_model/l2_traffic.h"
 
 namespace pto {
@@ -198,17 +199,8 @@ TimeTerms HostModel::kernel_time(const KernelSummary& k, const TileConfig& confi
   const TimeTerms total = max(thread + task, dram) + launch;
 
   if (detail) {
-    detail->kernel = k.kernel;
-    detail->uses_cube = k.uses_cube;
-    detail->aic_tasks = k.aic_tasks;
-    detail->aiv_tasks = k.aiv_tasks;
-    detail->waves = waves;
-    detail->idle_fraction = 1.0 - static_cast<double>(w.tasks) / static_cast<double>(waves * threads);
-    detail->split_k = k.split_k;
-    detail->l2_hit_ratio = traffic.hit;
-    detail->mte2_bytes = k.gm_read_bytes;
-    detail->hbm_bytes = traffic.hbm_bytes;
-    detail->time_ns = total.value();
+    fill_kernel_header(*detail, k, traffic, waves,
+                       1.0 - static_cast<double>(w.tasks) / static_cast<double>(waves * threads), total.value());
     Breakdown& b = detail->breakdown;
     b.cube = compute.value() * share;
     b.vector = w.vector.value() * share;

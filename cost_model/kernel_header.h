@@ -1,0 +1,29 @@
+// The header fields of a KernelEstimate — which kernel, its tasks, waves, split-K, L2
+// hits, bytes and time — filled the same way by the NPU composition (estimate.cpp) and
+// the host model (host_model.cpp); each then fills the breakdown in its own terms.
+#pragma once
+
+#include <cstdint>
+
+#include "core/analyze.h"
+#include "cost_model/estimate.h"
+#include "cost_model/l2_traffic.h"
+
+namespace pto {
+
+inline void fill_kernel_header(KernelEstimate& e, const KernelSummary& k, const Traffic& traffic, int64_t waves,
+                               double idle_fraction, double time) {
+  e.kernel = k.kernel;
+  e.uses_cube = k.uses_cube;
+  e.aic_tasks = k.aic_tasks;
+  e.aiv_tasks = k.aiv_tasks;
+  e.waves = waves;
+  e.idle_fraction = idle_fraction;
+  e.split_k = k.split_k;
+  e.l2_hit_ratio = traffic.hit;
+  e.mte2_bytes = k.gm_read_bytes;
+  e.hbm_bytes = traffic.hbm_bytes;
+  e.time_ns = time;
+}
+
+}  // namespace pto
