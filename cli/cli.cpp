@@ -36,7 +36,7 @@ std::optional<po::variables_map> parse_command(const std::vector<std::string>& a
   return vm;
 }
 
-DType default_dtype(const Target& target) { return target.kind == "npu" ? DType::F16 : DType::F32; }
+DType default_dtype(const Target& target) { return target.kind == TargetKind::Npu ? DType::F16 : DType::F32; }
 
 void add_workload_options(po::options_description& options) {
   options.add_options()

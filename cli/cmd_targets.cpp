@@ -46,7 +46,7 @@ int run_targets(const Args& args) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const Target& t : targets) {
-    rows.push_back({t.name, t.kind, std::to_string(t.aic_cores), std::to_string(t.aiv_cores),
+    rows.push_back({t.name, target_kind_name(t.kind), std::to_string(t.aic_cores), std::to_string(t.aiv_cores),
                     number(t.clock_mhz), human_bytes(t.ub), human_bytes(t.l1), human_bytes(t.l0a),
                     human_bytes(t.l0b), human_bytes(t.l0c), human_bytes(t.l2_bytes),
                     number(t.hbm_gbps), t.fingerprint()});

@@ -1,4 +1,4 @@
-// CpuExecutor: decodes the program once (core/runtime/block_plan.h), then each run
+// CpuExecutor: verifies the program (core/program_verify.h), decodes it once (core/runtime/decoded_block.h), then each run
 // binds the inputs, dispatches the tasks over OpenMP threads (core/runtime/scheduler.h),
 // each running its block's steps on its own scratch (core/runtime/task_runner.h), and
 // collects the outputs.
@@ -6,15 +6,25 @@
 
 #include <omp.h>
 
+#include "core/program_verify.h"
 #include "core/runtime/gm_space.h"
 #include "core/runtime/scheduler.h"
 #include "core/runtime/task_runner.h"
 
 namespace pto {
 
+namespace {
+
+const Program& verified(const Program& p) {
+  verify_program(p);
+  return p;
+}
+
+}  // namespace
+
 struct CpuExecutor::Impl {
   Impl(const Program& p, ExecOptions options)
-      : program(p),
+      : program(verified(p)),
         threads(options.threads > 0 ? options.threads : omp_get_max_threads()),
         gm(program),
         runner(program, gm),
@@ -25,10 +35,10 @@ struct CpuExecutor::Impl {
 
   const Program program;  // a copy: the runner and scheduler refer into it
   const int threads;
-  rt::GmSpace gm;
-  rt::TaskRunner runner;
-  rt::TaskScheduler scheduler;
-  std::vector<rt::Scratch> scratch;  // one per thread
+  runtime::GmSpace gm;
+  runtime::TaskRunner runner;
+  runtime::TaskScheduler scheduler;
+  std::vector<runtime::Scratch> scratch;  // one per thread
 };
 
 CpuExecutor::CpuExecutor(const Program& program, ExecOptions options)

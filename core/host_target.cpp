@@ -141,7 +141,7 @@ Target detect_host_target(const HostSources& sources) {
 
   Target t;
   t.name = "host";
-  t.kind = "cpu";
+  t.kind = TargetKind::Cpu;
   t.notes =
       "Detected on this machine: UB ~ L1d, L1 ~ L2, L0A/L0B ~ half of L1d, L0C ~ L1d, BT and "
       "FixBuffer ~ L1d (no such buffers on a CPU), L2 ~ last-level cache. Fractals are 16x16x16 "

@@ -91,6 +91,7 @@ struct FieldWriter {
   void operator()(const char* key, const std::string& s, Need need, Range) {
     if (need == Need::Required || !s.empty()) j[key] = s;
   }
+  void operator()(const char* key, TargetKind kind, Need, Range) { j[key] = target_kind_name(kind); }
   template <class Number>
   void operator()(const char* key, const Number& value, Need, Range) {
     j[key] = value;
@@ -140,6 +141,11 @@ struct FieldReader {
 
   static void read(const json& v, const std::string& path, std::string& s, Range) { s = jr::string(v, path); }
   static void read(const json& v, const std::string& path, bool& b, Range) { b = jr::boolean(v, path); }
+  static void read(const json& v, const std::string& path, TargetKind& kind, Range) {
+    const std::string name = jr::string(v, path);
+    if (name != "npu" && name != "cpu") jr::bad_value(path, "\"npu\" or \"cpu\"", v);
+    kind = name == "cpu" ? TargetKind::Cpu : TargetKind::Npu;
+  }
   static void read(const json& v, const std::string& path, int& i, Range r) { i = read_int(v, path, r); }
   static void read(const json& v, const std::string& path, int64_t& i, Range r) {
     i = r == Range::Positive ? jr::positive_integer(v, path)
@@ -207,6 +213,8 @@ Target builtin_target(const BuiltinTarget& b) {
 
 const char* core_type_name(CoreType t) { return t == CoreType::AIC ? "AIC" : "AIV"; }
 
+const char* target_kind_name(TargetKind k) { return k == TargetKind::Cpu ? "cpu" : "npu"; }
+
 VectorCost Target::vector_cost(const std::string& op, DType dtype) const {
   for (const std::string& key : {op + ":" + dtype_name(dtype), op, std::string("default")}) {
     if (auto it = vector_costs.find(key); it != vector_costs.end()) return it->second;
@@ -245,8 +253,7 @@ Target Target::from_json(const json& j) {
   Target t;
   for_each_field(t, FieldReader{j});
   if (t.name.empty()) usage_error("target.name: expected a non-empty string, got \"\"");
-  if (t.kind != "npu" && t.kind != "cpu") jr::bad_value("target.kind", "\"npu\" or \"cpu\"", j.at("kind"));
-  if (t.kind == "cpu") {
+  if (t.kind == TargetKind::Cpu) {
     // The CPU's compute rate and vector width have no Ascend counterpart to fall back on.
     if (t.cpu_flops_per_cycle <= 0) usage_error("target.cpu_flops_per_cycle: required > 0 for a cpu target");
     if (t.simd_bytes <= 0) usage_error("target.simd_bytes: required > 0 for a cpu target");

@@ -21,6 +21,11 @@ namespace pto {
 enum class CoreType { AIC, AIV };
 const char* core_type_name(CoreType t);
 
+// What a target is: an Ascend NPU (simulated, or measured on a device) or this
+// machine's CPU (measured by the CPU runtime). JSON: "npu" / "cpu".
+enum class TargetKind { Npu, Cpu };
+const char* target_kind_name(TargetKind k);  // "npu", "cpu"
+
 // Fractal (Cube) block sizes for one input dtype: one fractal MAC per cycle per AIC.
 struct Fractal {
   int m = 16, k = 16, n = 16;
@@ -34,7 +39,7 @@ struct VectorCost {
 
 struct Target {
   std::string name;              // "ascend910b1", "host"
-  std::string kind;              // "npu" or "cpu"
+  TargetKind kind = TargetKind::Npu;
   std::string notes, source;     // free text: caveats, where the figures come from
   bool hard_capacity = true;     // NPU: overflow is infeasible; CPU: spill penalty
   int aic_cores = 0;             // Cube cores (CPU: cores)

@@ -1,7 +1,11 @@
-// Inside measure/: the factory of each Runner backend (one backend per file), which
+// Inside measure/: the factory of each Runner backend, which
 // make_runner (measure/runner.cpp) picks among after checking the backend fits the
 // target, and the steps the backends share — the cost model's verdict, compiling a
 // candidate into a status, stamping where and when a result was taken.
+// Where a backend lives: a backend with a folder of its own (the CPU runtime's
+// measure/cpu/, the simulator's measure/sim/) has its runner there, as
+// <backend>_runner.cpp; a backend that is one file (model_runner.cpp, npu_runner.cpp)
+// sits at the top of measure/ until it grows a second one.
 #pragma once
 
 #include <exception>

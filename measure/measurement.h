@@ -4,9 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "cost_model/estimate.h"
+#include "measure/sim/simulator.h"
 
 namespace pto::measure {
 
@@ -31,7 +35,11 @@ struct Measurement {
   bool verified = false;      // cpu: the first run matched the reference
   double max_abs_err = 0;
   std::string host;           // machine it ran on
-  std::string detail_json;    // backend-specific detail (sim: pipe utilisation, bound)
+  std::string detail_json;    // backend-specific detail (sim: pipe utilisation, bound), as stored
+  // The same detail typed, for the caller that just measured (not stored, so not in
+  // to_json/from_json): the simulator's report (sim), the cost model's estimate (model).
+  std::optional<sim::SimResult> sim_report;
+  std::optional<Estimate> model_estimate;
   int64_t timestamp = 0;      // unix seconds
 
   bool ok() const { return status == Status::OK; }

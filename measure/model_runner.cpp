@@ -31,6 +31,7 @@ class ModelRunner : public Runner {
       if (m.ok()) {
         m.stats = {m.predicted_ns, m.predicted_ns, m.predicted_ns, 1};
         m.detail_json = p.estimate->to_json().dump();
+        m.model_estimate = std::move(p.estimate);
       }
       stamp(m);
       results.push_back(std::move(m));

@@ -14,7 +14,7 @@ namespace pto::measure {
 
 std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
 
-std::string default_backend(const Target& target) { return target.kind == "cpu" ? "cpu" : "sim"; }
+std::string default_backend(const Target& target) { return target.kind == TargetKind::Cpu ? "cpu" : "sim"; }
 
 std::string predicted_backend(const std::string& backend, const Target& target) {
   return backend == "model" ? default_backend(target) : backend;
@@ -29,12 +29,12 @@ std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& ta
     for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
     usage_error("unknown backend '" + backend + "' (known: " + names + ")");
   }
-  if (backend == "cpu" && target.kind != "cpu")
+  if (backend == "cpu" && target.kind != TargetKind::Cpu)
     usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
                 target.name + "'; for an NPU target use backend 'sim' or 'model'");
-  if (backend == "sim" && target.kind != "npu")
+  if (backend == "sim" && target.kind != TargetKind::Npu)
     usage_error("backend 'sim' simulates an Ascend NPU and needs an NPU target, got '" + target.name +
-                "' (kind '" + target.kind + "'); for the host use backend 'cpu'");
+                "' (kind '" + target_kind_name(target.kind) + "'); for the host use backend 'cpu'");
   RunnerOptions options = given;
   if (!options.coefficients) options.coefficients = calibrated_coefficients(target, predicted_backend(backend, target));
   if (backend == "cpu") return make_cpu_runner(target, options);

@@ -21,7 +21,8 @@ if [ "$which" != asan ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libomp-dev libclang-rt-14-dev
   cmake -S . -B build-tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DPTO_SANITIZE=thread -DPTO_BUILD_BENCH=OFF >/dev/null
-  tests=(core_runtime_test core_end_to_end_test measure_isolation_test measure_runner_test)
+  tests=(core_runtime_scheduler_test core_runtime_execute_graph_test core_runtime_matmul_test core_runtime_errors_test
+         core_end_to_end_test measure_isolation_test measure_runner_test)
   cmake --build build-tsan -j "$(nproc)" --target "${tests[@]}"
   archer=$(find /usr/lib/llvm-*/lib -name libarcher.so | head -n1)
   # die_after_fork=0: the cpu runner forks, then starts a fresh thread in the child.

@@ -43,13 +43,15 @@ std::vector<FusionGroups> single_cuts(const FusionGroups& groups) {
   return out;
 }
 
-// The compiler's verdict on a partition: analyze throws a usage Error for an invalid one.
+// The compiler's verdict on a partition: analyze throws a usage Error for an invalid
+// one. Any other Error (an Internal one is a compiler bug) is no verdict: it goes on.
 bool valid_partition(const Analyzer& analyzer, TileConfig base, const FusionGroups& groups) {
   base.fusion = groups;
   try {
     analyzer.analyze(base);
     return true;
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::Usage) throw;
     return false;
   }
 }

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 // Chunk for conversions that go through a temporary lane row.
@@ -223,4 +223,4 @@ void round_to_dtype(float* data, int64_t n, DType to) {
   }
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

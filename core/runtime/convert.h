@@ -11,7 +11,7 @@
 
 #include "core/dtype.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 // The lane a dtype is computed (and held in local buffers) in: F32 or I32.
 inline DType lane_of(DType t) { return is_float(t) ? DType::F32 : DType::I32; }
@@ -31,4 +31,4 @@ void round_to_dtype(float* data, int64_t n, DType to);
 // Float -> integer as HostTensor stores it: nearest even, saturating, NaN -> 0.
 int32_t float_to_int_saturating(double v, DType to);
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -8,7 +8,7 @@
 
 #include "core/runtime/convert.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int64_t kChunk = 256;
@@ -45,4 +45,4 @@ void copy_window(const View& dst, const View& src, const Dims& extent, bool accu
   });
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -13,7 +13,7 @@
 #include "core/program.h"
 #include "core/runtime/strided.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 struct GmLayout {
   int root = -1;            // tensor id owning the storage
@@ -35,7 +35,6 @@ class GmSpace {
   std::vector<HostTensor> collect_outputs() const;
 
   const GmLayout& layout(int tensor) const { return layouts_.at(static_cast<size_t>(tensor)); }
-  int tensor_count() const { return static_cast<int>(layouts_.size()); }
   // Storage of the tensor's element 0 (its elem_offset applied).
   char* base(int tensor) const;
 
@@ -50,4 +49,4 @@ class GmSpace {
   std::vector<int> outputs_;                          // tensor per graph output
 };
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/runtime/panels.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int kA = kPanelRowsA;
@@ -214,4 +214,4 @@ void gemm_panels_int32(int64_t m, int64_t n, int64_t k, const float* a, int64_t 
     }
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

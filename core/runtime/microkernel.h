@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace pto::rt {
+namespace pto::runtime {
 
 enum class GemmIsa { Avx512, Avx2, Portable };
 const char* gemm_isa_name(GemmIsa isa);
@@ -31,4 +31,4 @@ inline void gemm_panels(int64_t m, int64_t n, int64_t k, const float* a, int64_t
 void gemm_panels_int32(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_panel_stride,
                        const float* b, int64_t b_panel_stride, int32_t* c, int64_t ldc, bool accumulate);
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

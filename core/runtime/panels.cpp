@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/runtime/convert.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int64_t kBlock = 64;                    // depth (or lanes) converted at a time
@@ -154,4 +154,4 @@ void repack_panels(const Panels& dst, const Panels& src, int64_t lane0, int64_t 
     for (int64_t p = 0; p < depth; ++p) dst.at(l, p) = 0.0f;
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

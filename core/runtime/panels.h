@@ -18,7 +18,7 @@
 #include "core/dtype.h"
 #include "core/shape.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 constexpr int kPanelRowsA = 8;
 constexpr int kPanelColsB = 16;
@@ -51,4 +51,4 @@ void pack_panels(const Panels& dst, int64_t lanes, int64_t depth, const void* sr
 void repack_panels(const Panels& dst, const Panels& src, int64_t lane0, int64_t depth0,
                    int64_t lanes, int64_t depth);
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

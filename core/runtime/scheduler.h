@@ -12,11 +12,11 @@
 
 #include "core/program.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 class TaskScheduler {
  public:
-  // Internal Error for unknown ids, tasks listed by no kernel or by two, or a cycle.
+  // The program must be verified (core/program_verify.h): ids exist, no cycle.
   explicit TaskScheduler(const Program& program);
 
   // Calls run_task(task, thread) once per task, thread in [0, threads). The first
@@ -38,4 +38,4 @@ class TaskScheduler {
   std::vector<std::vector<int>> kernel_successors_;
 };
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

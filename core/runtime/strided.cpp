@@ -3,7 +3,7 @@
 
 #include "core/error.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 Dims squeeze_ones(const Dims& extent, const Dims& strides, Dims* kept_strides) {
@@ -90,4 +90,4 @@ Dims align_strides(const Dims& dst_extent, const Dims& src_extent, const Dims& s
                  " does not match destination window " + shape_str(dst_extent.shape()));
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

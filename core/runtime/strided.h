@@ -14,7 +14,7 @@
 #include "core/dtype.h"
 #include "core/shape.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 constexpr int kMaxRank = 8;
 
@@ -107,4 +107,4 @@ void for_each_row(const Dims& extent, const std::array<const View*, N>& views, B
   }
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -12,7 +12,7 @@
 #include "core/runtime/panels.h"
 #include "core/runtime/vector_ops.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 // A GM operand normalised to its tensor's rank: where it starts and what it spans.
@@ -77,7 +77,7 @@ void pack_matrix(const Panels& dst, const Matrix& m, const void* src, DType dtyp
 }
 
 // The panels of `buf` holding the window that starts at `offset`.
-Panels panels_at(const BufferPlan& buf, const float* base, int64_t panel_stride, const Dims& offset) {
+Panels panels_at(const DecodedBuffer& buf, const float* base, int64_t panel_stride, const Dims& offset) {
   const bool is_a = buf.panel_width == kPanelRowsA;
   const int64_t lane = is_a ? offset.back(1) : offset.back(0);
   const int64_t depth = is_a ? offset.back(0) : offset.back(1);
@@ -87,13 +87,13 @@ Panels panels_at(const BufferPlan& buf, const float* base, int64_t panel_stride,
 
 class StepRunner {
  public:
-  StepRunner(const Task& task, const BlockPlan& plan, const GmSpace& gm, Scratch& scratch,
+  StepRunner(const Task& task, const DecodedBlock& plan, const GmSpace& gm, Scratch& scratch,
              std::array<std::mutex, 64>& locks)
       : task_(task), plan_(plan), gm_(gm), scratch_(scratch), arena_(scratch.arena()), locks_(locks) {}
 
   void run() {
     for (size_t b = 0; b < plan_.buffers.size(); ++b) {
-      const BufferPlan& buf = plan_.buffers[b];
+      const DecodedBuffer& buf = plan_.buffers[b];
       if (buf.panel_width) scratch_.l0()[b] = {floats(buf.arena_offset), buf.panel_stride};
     }
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
@@ -150,7 +150,7 @@ class StepRunner {
   void load_panels(const Step& s) {
     GmWindow w;
     const View src = load_source(s, &w);
-    const BufferPlan& buf = plan_.buffers[s.dst.buf];
+    const DecodedBuffer& buf = plan_.buffers[s.dst.buf];
     if (s.clear_first) std::memset(arena_ + buf.arena_offset, 0, static_cast<size_t>(buf.bytes));
     const Matrix m = as_matrix(s.dst.extent, w.extent, src.strides, what());
     pack_matrix(panels_at(buf, floats(buf.arena_offset), buf.panel_stride, s.dst.offset), m, src.ptr, src.dtype);
@@ -164,18 +164,18 @@ class StepRunner {
   }
 
   void mov_view(const Step& s) {
-    const BufferPlan& l1 = plan_.buffers[s.a.buf];
+    const DecodedBuffer& l1 = plan_.buffers[s.a.buf];
     const Panels p = panels_at(l1, floats(l1.arena_offset), l1.panel_stride, s.a.offset);
     scratch_.l0()[s.dst.buf] = {p.base, p.panel_stride};
   }
 
   void mov_panels(const Step& s) {
-    const BufferPlan& buf = plan_.buffers[s.dst.buf];
+    const DecodedBuffer& buf = plan_.buffers[s.dst.buf];
     float* own = floats(buf.arena_offset);
     if (s.clear_first) std::memset(own, 0, static_cast<size_t>(buf.bytes));
     scratch_.l0()[s.dst.buf] = {own, buf.panel_stride};
     const Panels dst = panels_at(buf, own, buf.panel_stride, s.dst.offset);
-    const BufferPlan& src = plan_.buffers[s.a.buf];
+    const DecodedBuffer& src = plan_.buffers[s.a.buf];
     if (!src.panel_width) {
       const Matrix m = as_matrix(s.dst.extent, s.dst.extent, s.a.strides, what());
       return pack_matrix(dst, m, arena_ + s.a.byte_offset, src.lane);
@@ -194,7 +194,7 @@ class StepRunner {
     const Panels pa = panels_at(plan_.buffers[s.a.buf], a.base, a.panel_stride, s.a.offset);
     const Panels pb = panels_at(plan_.buffers[s.b.buf], b.base, b.panel_stride, s.b.offset);
     const int64_t m = s.a.extent.back(1), k = s.a.extent.back(0), n = s.b.extent.back(0);
-    const BufferPlan& c = plan_.buffers[s.dst.buf];
+    const DecodedBuffer& c = plan_.buffers[s.dst.buf];
     const int64_t ldc = c.strides.back(1);
     if (c.lane == DType::I32)
       return gemm_panels_int32(m, n, k, pa.base, pa.panel_stride, pb.base, pb.panel_stride,
@@ -241,7 +241,7 @@ class StepRunner {
   }
 
   const Task& task_;
-  const BlockPlan& plan_;
+  const DecodedBlock& plan_;
   const GmSpace& gm_;
   Scratch& scratch_;
   char* arena_;
@@ -262,38 +262,20 @@ Scratch::Scratch(int64_t arena_bytes, size_t max_buffers)
 }
 
 TaskRunner::TaskRunner(const Program& program, const GmSpace& gm) : program_(program), gm_(gm) {
-  for (const BlockProgram& b : program.blocks) {
-    if (b.id < 0) internal_error("runtime: block '" + b.name + "' has id " + std::to_string(b.id));
-    if (static_cast<int>(plan_of_block_.size()) <= b.id) plan_of_block_.resize(static_cast<size_t>(b.id) + 1, -1);
-    if (plan_of_block_[b.id] >= 0) internal_error("runtime: two blocks have id " + std::to_string(b.id));
-    plan_of_block_[b.id] = static_cast<int>(plans_.size());
-    plans_.push_back(plan_block(b));
+  for (const BlockProgram& b : program.blocks) {  // verified: block ids are indices
+    plans_.push_back(decode_block(b));
     arena_bytes_ = std::max(arena_bytes_, plans_.back().arena_bytes);
     max_buffers_ = std::max(max_buffers_, plans_.back().buffers.size());
   }
-  for (size_t t = 0; t < program.tasks.size(); ++t) {
-    if (program.tasks[t].id != static_cast<int>(t))
-      internal_error("runtime: task at index " + std::to_string(t) + " has id " + std::to_string(program.tasks[t].id));
-    validate(program.tasks[t]);
-  }
+  for (const Task& t : program.tasks) check_gm_windows(t);
 }
 
-void TaskRunner::validate(const Task& task) const {
+void TaskRunner::check_gm_windows(const Task& task) const {
   const std::string who = "task " + std::to_string(task.id);
-  if (task.block < 0 || task.block >= static_cast<int>(plan_of_block_.size()) || plan_of_block_[task.block] < 0)
-    internal_error("runtime: " + who + " runs unknown block " + std::to_string(task.block));
-  for (const TensorBinding& b : task.bindings)
-    if (b.tensor < 0 || b.tensor >= gm_.tensor_count())
-      internal_error("runtime: " + who + " binds unknown tensor " + std::to_string(b.tensor));
-  const BlockPlan& plan = plans_[plan_of_block_[task.block]];
+  const DecodedBlock& plan = plans_[task.block];
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
-    if (s.gm.slot < 0 && (s.kind == StepKind::LoadPanels || s.kind == StepKind::LoadRows ||
-                          s.kind == StepKind::Store || s.kind == StepKind::Mask))
-      internal_error("runtime: " + plan.labels[i] + " has no GM operand");
     if (s.gm.slot < 0) continue;
-    if (s.gm.slot >= static_cast<int>(task.bindings.size()))
-      internal_error("runtime: " + plan.labels[i] + ": " + who + " has no binding slot " + std::to_string(s.gm.slot));
     const TensorBinding& b = task.bindings[s.gm.slot];
     const GmLayout& l = gm_.layout(b.tensor);
     GmWindow w;
@@ -309,7 +291,7 @@ void TaskRunner::validate(const Task& task) const {
 
 void TaskRunner::run(int task, Scratch& scratch) const {
   const Task& t = program_.tasks[task];
-  StepRunner(t, plans_[plan_of_block_[t.block]], gm_, scratch, store_locks_).run();
+  StepRunner(t, plans_[t.block], gm_, scratch, store_locks_).run();
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

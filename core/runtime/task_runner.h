@@ -1,4 +1,4 @@
-// Runs one task: its block plan's steps over a thread's scratch arena, with GM
+// Runs one task: its decoded block's steps over a thread's scratch arena, with GM
 // operands addressed through the task's bindings.
 #pragma once
 
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/program.h"
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 #include "core/runtime/gm_space.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 // Where an L0A/L0B buffer's panels are: its own storage, or a view into L1.
 struct PanelRef {
@@ -36,8 +36,8 @@ class Scratch {
 
 class TaskRunner {
  public:
-  // Internal Error naming the task and instruction for a binding slot that does not
-  // exist or a GM window outside its tensor.
+  // The program must be verified (core/program_verify.h). Internal Error naming the
+  // task and instruction for a GM window outside its tensor.
   TaskRunner(const Program& program, const GmSpace& gm);
 
   void run(int task, Scratch& scratch) const;
@@ -45,16 +45,15 @@ class TaskRunner {
   size_t max_buffers() const { return max_buffers_; }
 
  private:
-  void validate(const Task& task) const;
+  void check_gm_windows(const Task& task) const;
 
   const Program& program_;
   const GmSpace& gm_;
-  std::vector<BlockPlan> plans_;
-  std::vector<int> plan_of_block_;  // block id -> index into plans_
+  std::vector<DecodedBlock> plans_;  // per block
   int64_t arena_bytes_ = 0;
   size_t max_buffers_ = 0;
   // Split-K partial tiles add into GM under a lock picked by the window's address.
   mutable std::array<std::mutex, 64> store_locks_;
 };
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -18,7 +18,7 @@
 
 #include "core/error.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int64_t kChunk = 64;
@@ -215,4 +215,4 @@ float apply_math(MathFn fn, float x) {
   return out;
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

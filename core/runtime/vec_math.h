@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace pto::rt {
+namespace pto::runtime {
 
 enum class MathFn : uint8_t { Exp, Log, Erf, Erfc, Tanh, Sqrt, Rsqrt };
 
@@ -18,4 +18,4 @@ enum class MathFn : uint8_t { Exp, Log, Erf, Erfc, Tanh, Sqrt, Rsqrt };
 void apply_math(MathFn fn, float* dst, const float* src, int64_t n);
 float apply_math(MathFn fn, float x);
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -12,7 +12,7 @@
 #include "core/runtime/copy.h"
 #include "core/runtime/vec_math.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int64_t kChunk = 256;
@@ -403,4 +403,4 @@ void causal_mask(const View& dst, const View& src, const Dims& extent, const Mas
   }
 }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -12,7 +12,7 @@
 #include "core/runtime/strided.h"
 #include "core/tensor_graph.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
 struct ElementwiseArgs {
   OpKind op = OpKind::Add;
@@ -41,4 +41,4 @@ struct MaskPosition {
 };
 void causal_mask(const View& dst, const View& src, const Dims& extent, const MaskPosition& pos);
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

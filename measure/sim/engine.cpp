@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "core/error.h"
-#include "measure/sim/block_plan.h"
+#include "measure/sim/costed_block.h"
 
 namespace pto::sim {
 namespace {
@@ -28,7 +28,7 @@ struct Event {
 // One task in flight on a core.
 struct TaskRun {
   int task = -1;
-  const BlockPlan* plan = nullptr;
+  const CostedBlock* plan = nullptr;
   double start = 0;
   double end = 0;                            // latest end among its steps so far
   std::array<int, kNumPipes> next{};         // position in plan->pipe_steps[pipe]
@@ -56,7 +56,7 @@ struct Core {
       if (!r.done_on(p)) return &r;
     return nullptr;
   }
-  bool accepts(const BlockPlan& plan) const {
+  bool accepts(const CostedBlock& plan) const {
     int depth = plan.tasks_in_flight;
     for (const TaskRun& r : runs) depth = std::min(depth, r.plan->tasks_in_flight);
     return static_cast<int>(runs.size()) < depth;
@@ -110,7 +110,7 @@ class Engine {
  private:
   void plan_blocks() {
     plans_.reserve(program_.blocks.size());
-    for (const BlockProgram& b : program_.blocks) plans_.push_back(plan_block(b, target_));
+    for (const BlockProgram& b : program_.blocks) plans_.push_back(cost_block(b, target_));
   }
 
   int pool_of(CoreType type) const { return target_.split_cores && type == CoreType::AIV ? 1 : 0; }
@@ -143,28 +143,20 @@ class Engine {
       ks.timing.name = kernel.name;
       ks.timing.tasks = static_cast<int64_t>(kernel.tasks.size());
       ks.tasks_left = static_cast<int>(kernel.tasks.size());
-      for (int a : kernel.after) {
-        if (a < 0 || a >= static_cast<int>(kernels_.size()))
-          usage_error("kernel '" + kernel.name + "' runs after kernel " + std::to_string(a) + ", which does not exist");
+      for (int a : kernel.after) {  // ids and the graph are verified (core/program_verify.h)
         kernels_[a].dependents.push_back(static_cast<int>(k));
         ++ks.pending_after;
       }
       for (int t : kernel.tasks) {
-        if (t < 0 || static_cast<size_t>(t) >= n) usage_error("kernel '" + kernel.name + "' lists unknown task " + std::to_string(t));
-        if (tasks_[t].rank >= 0) bad_task(t, "listed by two kernels");
         tasks_[t].rank = rank++;
         task_kernel_[t] = static_cast<int>(k);
       }
     }
     for (size_t t = 0; t < n; ++t) {
       const Task& task = program_.tasks[t];
-      if (tasks_[t].rank < 0) bad_task(t, "no kernel lists it");
-      if (task.block < 0 || task.block >= static_cast<int>(plans_.size()))
-        bad_task(t, "block " + std::to_string(task.block) + " does not exist");
       if (totals_.pool_cores[pool_of(task.core)] == 0)
         bad_task(t, std::string("target '") + target_.name + "' has no " + core_type_name(task.core) + " cores");
       for (int d : task.deps) {
-        if (d < 0 || static_cast<size_t>(d) >= n) bad_task(t, "depends on unknown task " + std::to_string(d));
         tasks_[d].dependents.push_back(static_cast<int>(t));
         ++tasks_[t].pending;
       }
@@ -183,7 +175,7 @@ class Engine {
   void dispatch(int pool) {
     while (!ready_[pool].empty()) {
       const int task = ready_[pool].top().second;
-      const BlockPlan& plan = plans_[program_.tasks[task].block];
+      const CostedBlock& plan = plans_[program_.tasks[task].block];
       int best = -1;
       for (int c = pool_first_[pool]; c < pool_first_[pool] + totals_.pool_cores[pool]; ++c)
         if (cores_[c].accepts(plan) && (best < 0 || cores_[c].runs.size() < cores_[best].runs.size())) best = c;
@@ -293,8 +285,6 @@ class Engine {
     const PlannedStep& step = run.plan->steps[s];
     const Operand& window = run.plan->gm_operands[step.gm_operand];
     const Task& task = program_.tasks[run.task];
-    if (window.id < 0 || window.id >= static_cast<int>(task.bindings.size()))
-      bad_task(run.task, "GM operand uses binding slot " + std::to_string(window.id) + ", which the task does not have");
     const double end = memory_.transfer(now_, step, window, task.bindings[window.id]);
     finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency));
     std::vector<int> runnable{p};
@@ -333,7 +323,7 @@ class Engine {
   const Program& program_;
   const Target& target_;
   MemorySystem memory_;
-  std::vector<BlockPlan> plans_;
+  std::vector<CostedBlock> plans_;
   std::vector<Core> cores_;
   std::vector<TaskState> tasks_;
   std::vector<int> task_kernel_;

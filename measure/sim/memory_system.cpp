@@ -3,22 +3,15 @@
 #include <algorithm>
 #include <string>
 
-#include "core/error.h"
 
 namespace pto::sim {
 namespace {
 
 double bytes_per_cycle(double gbps, double clock_mhz) { return gbps * 1e3 / clock_mhz; }
 
-// The tensor that owns the storage a view aliases.
+// The tensor that owns the storage a view aliases (alias chains end: verified).
 int storage_owner(const Program& p, int id) {
-  for (size_t hops = 0; p.tensors[id].alias_of >= 0; ++hops) {
-    const int next = p.tensors[id].alias_of;
-    if (next >= static_cast<int>(p.tensors.size()) || hops > p.tensors.size())
-      usage_error("GM tensor '" + p.tensors[id].name + "' aliases tensor " + std::to_string(next) +
-                  ", which is not a storage owner of the program");
-    id = next;
-  }
+  while (p.tensors[id].alias_of >= 0) id = p.tensors[id].alias_of;
   return id;
 }
 
@@ -112,8 +105,6 @@ MemorySystem::LineTally MemorySystem::touch_lines(const Placement& p, const Oper
 
 double MemorySystem::transfer(double start, const PlannedStep& step, const Operand& window,
                               const TensorBinding& binding) {
-  if (binding.tensor < 0 || binding.tensor >= static_cast<int>(placement_.size()))
-    usage_error("task binding names GM tensor " + std::to_string(binding.tensor) + ", which the program does not have");
   const bool read = step.kind != StepKind::GmWrite;
   const bool write = step.kind != StepKind::GmRead;
   const LineTally t = touch_lines(placement_[binding.tensor], window, binding.origin, start, write, read);

@@ -12,7 +12,7 @@
 #include "core/program.h"
 #include "core/target.h"
 #include "measure/sim/bandwidth_queue.h"
-#include "measure/sim/block_plan.h"
+#include "measure/sim/costed_block.h"
 #include "measure/sim/l2_cache.h"
 #include "measure/sim/simulator.h"
 

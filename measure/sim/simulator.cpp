@@ -6,18 +6,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/program_verify.h"
 #include "measure/sim/engine.h"
 
 namespace pto::sim {
 namespace {
 
 void check_inputs(const Program& program, const Target& target, const SimOptions& options) {
-  if (target.kind != "npu")
-    usage_error("the simulator models NPU targets; target '" + target.name + "' is of kind '" + target.kind + "'");
+  if (target.kind != TargetKind::Npu)
+    usage_error("the simulator models NPU targets; target '" + target.name + "' is of kind '" +
+                target_kind_name(target.kind) + "'");
   if (!program.target.empty() && program.target != target.name)
     usage_error("program was compiled for target '" + program.target + "', not '" + target.name + "'");
   if (target.clock_mhz <= 0) usage_error("target '" + target.name + "' has clock_mhz " + std::to_string(target.clock_mhz));
   if (options.l2_line_bytes <= 0) usage_error("SimOptions.l2_line_bytes must be positive, got " + std::to_string(options.l2_line_bytes));
+  verify_program(program);
 }
 
 // The resource closest to saturation: a pipe of one core type (busy cycles over the

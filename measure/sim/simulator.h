@@ -77,9 +77,9 @@ struct SimResult {
   nlohmann::json to_json() const;
 };
 
-// Usage Error when the program was compiled for another target, the target is not an
-// NPU, or the program is malformed (bad ids, a WAIT_FLAG without its SET_FLAG, a
-// dependency cycle), naming the bad value.
+// Usage Error when the program was compiled for another target or the target is not
+// an NPU or has no cores of a type a task needs; Internal Error when the program is
+// malformed (core/program_verify.h), naming the bad value.
 SimResult simulate(const Program& program, const Target& target, const SimOptions& options = {});
 
 }  // namespace pto::sim

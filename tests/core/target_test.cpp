@@ -55,7 +55,7 @@ TEST(Target, EveryBuiltinLoadsUnderItsOwnNameWithPositiveFigures) {
 
 TEST(Target, Ascend910B1CarriesThePlatformFigures) {
   const Target t = load_target("ascend910b1");
-  EXPECT_EQ(t.kind, "npu");
+  EXPECT_EQ(t.kind, TargetKind::Npu);
   EXPECT_TRUE(t.hard_capacity);
   EXPECT_TRUE(t.split_cores);
   EXPECT_EQ(t.aic_cores, 24);
@@ -298,7 +298,7 @@ TEST(Target, ACpuTargetNeedsItsComputeRateAndSimdWidth) {
 TEST(HostTarget, DetectionGivesAConsistentCpuTarget) {
   const Target t = detect_host_target();
   EXPECT_EQ(t.name, "host");
-  EXPECT_EQ(t.kind, "cpu");
+  EXPECT_EQ(t.kind, TargetKind::Cpu);
   EXPECT_FALSE(t.hard_capacity);
   EXPECT_FALSE(t.split_cores);
   EXPECT_GT(t.aic_cores, 0);

@@ -25,7 +25,7 @@ TEST(SimCompiled, EveryOpsDefaultProgramSimulatesOnEveryNpuTarget) {
   std::mt19937 rng(3);
   for (const std::string& name : builtin_target_names()) {
     const Target target = load_target(name);
-    if (target.kind != "npu") continue;
+    if (target.kind != TargetKind::Npu) continue;
     for (const OpDef& op : op_library()) {
       for (int trial = 0; trial < 2; ++trial) {
         Workload w{op.name, random_shape(op, rng), trial ? DType::F16 : DType::F32, {}};

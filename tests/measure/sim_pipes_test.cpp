@@ -203,7 +203,7 @@ TEST(SimFlags, TheKthWaitMatchesTheKthSetOfTheSameEvent) {
   EXPECT_DOUBLE_EQ(cycles_of(x.b.build()), cycles_of(loads.b.build()) + b1().sync_latency + add_cycles());
 }
 
-TEST(SimFlags, WaitWithoutItsSetIsAUsageErrorNamingTheBlock) {
+TEST(SimFlags, WaitWithoutItsSetIsAMalformedProgramNamingTheBlock) {
   LoadThenAdd x;
   x.b.wait_flag(Pipe::MTE2, Pipe::V, 5);
   x.add();
@@ -211,7 +211,7 @@ TEST(SimFlags, WaitWithoutItsSetIsAUsageErrorNamingTheBlock) {
     cycles_of(x.b.build());
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::Usage);
+    EXPECT_EQ(e.category(), ErrorCategory::Internal);
     EXPECT_NE(std::string(e.what()).find("flags"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no matching SET_FLAG"), std::string::npos) << e.what();
   }

@@ -4,7 +4,7 @@
 //     by kL1 through n-buffered L1 slots and by kL0 through double-buffered L0A/L0B,
 //     with the MTE2 -> MTE1 -> M -> FIX flags, in row-major or L2-grouped order;
 //   - vector_block(): a streaming vector task, optionally n-buffered;
-//   - BlockBuilder, make_task, one_kernel: small helpers to write a program by hand.
+//   - make_task, one_kernel: small helpers around tests/program_builder.h's BlockBuilder.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "core/program.h"
 #include "core/target.h"
+#include "tests/program_builder.h"
 
 namespace pto::sim::testing {
 
@@ -24,82 +25,11 @@ inline const Target& b1() {
   return t;
 }
 
-inline Operand local(MemLevel level, int id, Shape extent, Shape offset = {}) {
-  if (offset.empty()) offset.assign(extent.size(), 0);
-  return Operand{level, id, std::move(offset), std::move(extent)};
-}
-inline Operand gm(int slot, Shape offset, Shape extent) { return Operand{MemLevel::GM, slot, std::move(offset), std::move(extent)}; }
+using pto::testing::BlockBuilder;
+using pto::testing::gm;
+using pto::testing::gm_tensor;
+using pto::testing::local;
 
-class BlockBuilder {
- public:
-  BlockBuilder(int id, std::string name, CoreType core) {
-    block_.id = id;
-    block_.name = std::move(name);
-    block_.core = core;
-  }
-  int buffer(MemLevel level, DType dtype, Shape shape) {
-    LocalBuffer b;
-    b.id = static_cast<int>(block_.buffers.size());
-    b.name = "buf" + std::to_string(b.id);
-    b.level = level;
-    b.dtype = dtype;
-    b.shape = std::move(shape);
-    block_.buffers.push_back(b);
-    return b.id;
-  }
-  BlockBuilder& load(Operand dst, Operand src) { return add(Opcode::TLOAD, Pipe::MTE2, std::move(dst), {std::move(src)}); }
-  BlockBuilder& store(Operand dst, Operand src) {
-    const Pipe pipe = src.level == MemLevel::L0C ? Pipe::FIX : Pipe::MTE3;
-    return add(Opcode::TSTORE, pipe, std::move(dst), {std::move(src)});
-  }
-  BlockBuilder& move(Pipe pipe, Operand dst, Operand src) { return add(Opcode::TMOV, pipe, std::move(dst), {std::move(src)}); }
-  BlockBuilder& matmul(Operand dst, Operand a, Operand b, bool accumulate) {
-    add(Opcode::TMATMUL, Pipe::M, std::move(dst), {std::move(a), std::move(b)});
-    block_.instrs.back().accumulate = accumulate;
-    return *this;
-  }
-  BlockBuilder& vec(OpKind op, Operand dst, std::vector<Operand> src) {
-    add(Opcode::TVEC, Pipe::V, std::move(dst), std::move(src));
-    block_.instrs.back().vop = op;
-    return *this;
-  }
-  BlockBuilder& set_flag(Pipe from, Pipe to, int event) { return flag(Opcode::SET_FLAG, from, from, to, event); }
-  BlockBuilder& wait_flag(Pipe from, Pipe to, int event) { return flag(Opcode::WAIT_FLAG, to, from, to, event); }
-  BlockBuilder& sync(Pipe from, Pipe to, int event) { return set_flag(from, to, event).wait_flag(from, to, event); }
-  BlockProgram build() const { return block_; }
-
- private:
-  BlockBuilder& add(Opcode op, Pipe pipe, Operand dst, std::vector<Operand> src) {
-    Instr in;
-    in.op = op;
-    in.pipe = pipe;
-    in.dst = std::move(dst);
-    in.src = std::move(src);
-    block_.instrs.push_back(std::move(in));
-    return *this;
-  }
-  BlockBuilder& flag(Opcode op, Pipe pipe, Pipe from, Pipe to, int event) {
-    Instr in;
-    in.op = op;
-    in.pipe = pipe;
-    in.flag_src = from;
-    in.flag_dst = to;
-    in.event = event;
-    block_.instrs.push_back(std::move(in));
-    return *this;
-  }
-  BlockProgram block_;
-};
-
-inline GmTensor gm_tensor(int id, std::string name, DType dtype, Shape shape, TensorRole role) {
-  GmTensor t;
-  t.id = id;
-  t.name = std::move(name);
-  t.role = role;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  return t;
-}
 
 inline Task make_task(int id, int block, CoreType core, std::vector<TensorBinding> bindings, std::vector<int> deps = {}) {
   Task t;

@@ -1,6 +1,6 @@
-// Decoding of a BlockProgram: buffer storage, operand windows, step forms, and the
+// Decoding of a BlockProgram (DecodedBlock): buffer storage, operand windows, step forms, and the
 // TMOV-as-view analysis.
-#include "core/runtime/block_plan.h"
+#include "core/runtime/decoded_block.h"
 
 #include <algorithm>
 #include <map>
@@ -9,20 +9,20 @@
 #include "core/runtime/convert.h"
 #include "core/runtime/panels.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 namespace {
 
 constexpr int64_t kArenaAlign = 64;
 constexpr int64_t kL0cRowAlign = 16;  // floats: C rows start 64-byte aligned
 
-class Planner {
+class Decoder {
  public:
-  explicit Planner(const BlockProgram& block) : block_(block) {
+  explicit Decoder(const BlockProgram& block) : block_(block) {
     plan_.block = block.id;
     plan_.name = block.name;
   }
 
-  BlockPlan run() {
+  DecodedBlock run() {
     for (const LocalBuffer& b : block_.buffers) add_buffer(b);
     mark_l0_views();
     for (int i = 0; i < static_cast<int>(block_.instrs.size()); ++i) add_step(i);
@@ -40,8 +40,7 @@ class Planner {
   }
 
   void add_buffer(const LocalBuffer& b) {
-    if (index_.count(b.id)) internal_error("runtime: block '" + block_.name + "' has two buffers with id " + std::to_string(b.id));
-    BufferPlan p;
+    DecodedBuffer p;
     p.id = b.id;
     p.name = b.name;
     p.level = b.level;
@@ -75,41 +74,21 @@ class Planner {
     plan_.buffers.push_back(std::move(p));
   }
 
-  int buffer_index(int instr, const Operand& op) const {
-    if (op.level == MemLevel::GM) fail(instr, "expected a local operand, got GM");
-    auto it = index_.find(op.id);
-    if (it == index_.end()) fail(instr, "no buffer with id " + std::to_string(op.id));
-    if (plan_.buffers[it->second].level != op.level)
-      fail(instr, "buffer '" + plan_.buffers[it->second].name + "' is " +
-                      mem_level_name(plan_.buffers[it->second].level) + ", operand says " + mem_level_name(op.level));
-    return it->second;
-  }
-
   // The operand's window in its buffer's rank (leading dims padded with offset 0,
-  // extent 1), checked against the buffer's capacity.
-  LocalOperand local(int instr, const Operand& op) const {
+  // extent 1; the verifier saw that the window lies inside the buffer).
+  LocalOperand local(const Operand& op) const {
     LocalOperand l;
-    l.buf = buffer_index(instr, op);
-    const BufferPlan& b = plan_.buffers[l.buf];
+    l.buf = index_.at(op.id);
+    const DecodedBuffer& b = plan_.buffers[l.buf];
     const int rank = b.shape.rank, q = static_cast<int>(op.extent.size());
-    if (!op.offset.empty() && op.offset.size() != op.extent.size())
-      fail(instr, "operand offset " + shape_str(op.offset) + " and extent " + shape_str(op.extent) + " differ in rank");
     const int extra = q - rank;  // > 0: leading operand dims beyond the buffer's rank
     auto off = [&](int od) { return op.offset.empty() ? 0 : op.offset[od]; };
-    for (int od = 0; od < extra; ++od)
-      if (off(od) != 0 || op.extent[od] != 1)
-        fail(instr, "window " + shape_str(op.extent) + " has more dims than buffer '" + b.name + "' " +
-                        shape_str(b.shape.shape()));
     l.offset.rank = l.extent.rank = rank;
     for (int bd = 0; bd < rank; ++bd) {
       const int od = bd + extra;
       l.offset[bd] = od >= 0 ? off(od) : 0;
       l.extent[bd] = od >= 0 ? op.extent[od] : 1;
     }
-    for (int d = 0; d < rank; ++d)
-      if (l.offset[d] < 0 || l.extent[d] < 0 || l.offset[d] + l.extent[d] > b.shape[d])
-        fail(instr, "window at " + shape_str(l.offset.shape()) + " of " + shape_str(l.extent.shape()) +
-                        " leaves buffer '" + b.name + "' " + shape_str(b.shape.shape()));
     l.byte_offset = b.arena_offset;
     if (!b.panel_width)
       for (int d = 0; d < rank; ++d) l.byte_offset += l.offset[d] * b.strides[d] * kLaneBytes;
@@ -122,10 +101,10 @@ class Planner {
     src.strides = align_strides(extent, src.extent, plan_.buffers[src.buf].strides, match, where(instr));
   }
 
-  const BufferPlan& buf(const LocalOperand& l) const { return plan_.buffers[l.buf]; }
+  const DecodedBuffer& buf(const LocalOperand& l) const { return plan_.buffers[l.buf]; }
 
   // The lane (row for A panels, column for B panels) where a window starts.
-  static int64_t panel_lane(const BufferPlan& b, const LocalOperand& l) {
+  static int64_t panel_lane(const DecodedBuffer& b, const LocalOperand& l) {
     return b.panel_width == kPanelRowsA ? l.offset.back(1) : l.offset.back(0);
   }
 
@@ -135,12 +114,12 @@ class Planner {
     return true;
   }
 
-  static bool covers_all(const BufferPlan& b, const LocalOperand& l) {
+  static bool covers_all(const DecodedBuffer& b, const LocalOperand& l) {
     return at_origin(l) && l.extent.back(0) == b.shape.back(0) && l.extent.back(1) == b.shape.back(1);
   }
 
   void check_panel_window(int instr, const LocalOperand& l) const {
-    const BufferPlan& b = buf(l);
+    const DecodedBuffer& b = buf(l);
     if (b.shape.rank < 2) fail(instr, "Cube buffer '" + b.name + "' needs two dims");
     if (panel_lane(b, l) % b.panel_width != 0)
       fail(instr, "window of Cube buffer '" + b.name + "' starts at " + shape_str(l.offset.shape()) +
@@ -185,15 +164,15 @@ class Planner {
     if (in.op != Opcode::TMOV || in.src.size() != 1 || in.src[0].level == MemLevel::GM) return false;
     auto dst = index_.find(in.dst.id), src = index_.find(in.src[0].id);
     if (dst == index_.end() || src == index_.end()) return false;
-    const BufferPlan& d = plan_.buffers[dst->second];
-    const BufferPlan& s = plan_.buffers[src->second];
+    const DecodedBuffer& d = plan_.buffers[dst->second];
+    const DecodedBuffer& s = plan_.buffers[src->second];
     if (s.panel_width != d.panel_width || s.shape.rank < 2) return false;
-    const LocalOperand dl = local(i, in.dst), sl = local(i, in.src[0]);
+    const LocalOperand dl = local(in.dst), sl = local(in.src[0]);
     return at_origin(dl) && panel_lane(s, sl) % s.panel_width == 0 && view_is_safe(i);
   }
 
   void mark_l0_views() {
-    for (BufferPlan& b : plan_.buffers) {
+    for (DecodedBuffer& b : plan_.buffers) {
       if (b.level != MemLevel::L0A && b.level != MemLevel::L0B) continue;
       bool any = false, all = true;
       for (int i = 0; i < static_cast<int>(block_.instrs.size()) && all; ++i) {
@@ -215,14 +194,6 @@ class Planner {
 
   static GmOperand gm(const Operand& op) { return {op.id, op.offset, op.extent}; }
 
-  const Operand& src(int instr, size_t i, bool want_gm) const {
-    const Instr& in = block_.instrs[instr];
-    if (in.src.size() <= i) fail(instr, "missing source operand " + std::to_string(i));
-    if ((in.src[i].level == MemLevel::GM) != want_gm)
-      fail(instr, std::string("source ") + std::to_string(i) + (want_gm ? " must be GM" : " must be local"));
-    return in.src[i];
-  }
-
   void add_step(int i) {
     const Instr& in = block_.instrs[i];
     Step s;
@@ -231,10 +202,10 @@ class Planner {
       case Opcode::WAIT_FLAG:
         return;
       case Opcode::TLOAD: {
-        s.dst = local(i, in.dst);
-        s.gm = gm(src(i, 0, true));
+        s.dst = local(in.dst);
+        s.gm = gm(in.src[0]);
         s.transpose = in.transpose;
-        const BufferPlan& d = buf(s.dst);
+        const DecodedBuffer& d = buf(s.dst);
         if (d.panel_width) {
           check_panel_window(i, s.dst);
           s.kind = StepKind::LoadPanels;
@@ -245,14 +216,12 @@ class Planner {
         return push(s, i);
       }
       case Opcode::TMOV: {
-        s.dst = local(i, in.dst);
-        s.a = local(i, src(i, 0, false));
-        const BufferPlan& d = buf(s.dst);
-        const BufferPlan& a = buf(s.a);
+        s.dst = local(in.dst);
+        s.a = local(in.src[0]);
+        const DecodedBuffer& d = buf(s.dst);
+        const DecodedBuffer& a = buf(s.a);
         if (d.panel_width) {
           check_panel_window(i, s.dst);
-          if (a.panel_width && a.panel_width != d.panel_width)
-            fail(i, "moving '" + a.name + "' into '" + d.name + "' mixes A and B panels");
           s.kind = d.l0_view ? StepKind::MovView : StepKind::MovPanels;
           s.clear_first = at_origin(s.dst) && !covers_all(d, s.dst);
           if (!a.panel_width) align_to(s.a, s.dst.extent, Match::SameElements, i);
@@ -267,20 +236,13 @@ class Planner {
       }
       case Opcode::TMATMUL: {
         s.kind = StepKind::Matmul;
-        s.dst = local(i, in.dst);
-        s.a = local(i, src(i, 0, false));
-        s.b = local(i, src(i, 1, false));
+        s.dst = local(in.dst);
+        s.a = local(in.src[0]);
+        s.b = local(in.src[1]);
         s.has_b = true;
         s.accumulate = in.accumulate;
-        if (buf(s.a).panel_width != kPanelRowsA || buf(s.b).panel_width != kPanelColsB || buf(s.dst).panel_width)
-          fail(i, "expects L0C <- L0A x L0B");
         check_panel_window(i, s.a);
         check_panel_window(i, s.b);
-        const int64_t m = s.a.extent.back(1), k = s.a.extent.back(0);
-        const int64_t kb = s.b.extent.back(1), n = s.b.extent.back(0);
-        if (k != kb || s.dst.extent.rank < 2 || s.dst.extent.back(1) != m || s.dst.extent.back(0) != n)
-          fail(i, "extents " + shape_str(s.dst.extent.shape()) + " <- " + shape_str(s.a.extent.shape()) + " x " +
-                      shape_str(s.b.extent.shape()) + " do not form a matmul");
         return push(s, i);
       }
       case Opcode::TVEC:
@@ -291,17 +253,13 @@ class Planner {
         return add_reduce(i, in);
       case Opcode::TFILL:
         s.kind = StepKind::Fill;
-        s.dst = local(i, in.dst);
+        s.dst = local(in.dst);
         s.extent = s.dst.extent;
-        if (!in.scalar) fail(i, "TFILL without a value");
         s.scalar = in.scalar;
-        if (buf(s.dst).panel_width) fail(i, "TFILL of a Cube buffer");
         return push(s, i);
       case Opcode::TSTORE:
         s.kind = StepKind::Store;
-        s.a = local(i, src(i, 0, false));
-        if (in.dst.level != MemLevel::GM) fail(i, "TSTORE needs a GM destination");
-        if (buf(s.a).panel_width) fail(i, "TSTORE from Cube operand buffer '" + buf(s.a).name + "'");
+        s.a = local(in.src[0]);
         s.gm = gm(in.dst);
         s.accumulate = in.accumulate;
         return push(s, i);
@@ -313,19 +271,17 @@ class Planner {
     Step s;
     s.kind = StepKind::Vector;
     s.vop = in.vop;
-    s.dst = local(i, in.dst);
-    if (buf(s.dst).panel_width) fail(i, "vector op into Cube buffer '" + buf(s.dst).name + "'");
+    s.dst = local(in.dst);
     s.extent = s.dst.extent;
-    s.a = local(i, src(i, 0, false));
+    s.a = local(in.src[0]);
     align_to(s.a, s.extent, Match::Broadcast, i);
     s.scalar = in.scalar;
     s.scalar_first = in.scalar_first;
     if (is_binary(in.vop) && !in.scalar) {
-      s.b = local(i, src(i, 1, false));
+      s.b = local(in.src[1]);
       s.has_b = true;
       align_to(s.b, s.extent, Match::Broadcast, i);
     }
-    if (buf(s.a).panel_width || (s.has_b && buf(s.b).panel_width)) fail(i, "vector op reading a Cube buffer");
     push(s, i);
   }
 
@@ -333,8 +289,8 @@ class Planner {
     Step s;
     s.kind = StepKind::Reduce;
     s.vop = in.vop;
-    s.dst = local(i, in.dst);
-    s.a = local(i, src(i, 0, false));
+    s.dst = local(in.dst);
+    s.a = local(in.src[0]);
     s.extent = s.a.extent;
     const int tile_rank = static_cast<int>(in.src[0].extent.size());
     s.reduce_dim = in.reduce_dim + (s.extent.rank - tile_rank);
@@ -349,22 +305,21 @@ class Planner {
   void add_mask(int i, const Instr& in) {
     Step s;
     s.kind = StepKind::Mask;
-    s.dst = local(i, in.dst);
+    s.dst = local(in.dst);
     s.extent = s.dst.extent;
-    s.a = local(i, src(i, 0, false));
+    s.a = local(in.src[0]);
     align_to(s.a, s.extent, Match::Broadcast, i);
-    s.gm = gm(src(i, 1, true));
-    if (s.extent.rank < 2) fail(i, "causal mask of a rank-1 window");
+    s.gm = gm(in.src[1]);
     push(s, i);
   }
 
   const BlockProgram& block_;
-  BlockPlan plan_;
+  DecodedBlock plan_;
   std::map<int, int> index_;  // buffer id -> index
 };
 
 }  // namespace
 
-BlockPlan plan_block(const BlockProgram& block) { return Planner(block).run(); }
+DecodedBlock decode_block(const BlockProgram& block) { return Decoder(block).run(); }
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

@@ -1,8 +1,8 @@
-// BlockPlan: what the simulator works out once per block program, before any task
+// CostedBlock: what the simulator works out once per block program, before any task
 // runs — each instruction's pipe and fixed cost from the target's rates, the SET_FLAG
 // each WAIT_FLAG is matched with, and for GM transfers the window and the per-core
 // rates. Simulating a task is then a walk over these arrays; isomorphic tasks share
-// one plan just as they share one block program.
+// one CostedBlock just as they share one block program.
 #pragma once
 
 #include <array>
@@ -29,13 +29,13 @@ struct PlannedStep {
   double cycles = 0;       // Local, SetFlag, WaitFlag
   int matched_set = -1;    // WaitFlag: index of its SET_FLAG in the block
   // GM transfers: the window (binding slot, offset, extent) and the per-core costs.
-  int gm_operand = -1;     // index into BlockPlan::gm_operands
+  int gm_operand = -1;     // index into CostedBlock::gm_operands
   double latency = 0;
   double hit_bytes_per_cycle = 0;   // data the L2 holds (for writes: the path's rate)
   double miss_bytes_per_cycle = 0;  // data fetched from HBM
 };
 
-struct BlockPlan {
+struct CostedBlock {
   int block = -1;
   CoreType core = CoreType::AIV;
   // How many tasks of this block a core may hold at once: a vector block with n-slot
@@ -47,9 +47,8 @@ struct BlockPlan {
   std::vector<Operand> gm_operands;
 };
 
-// Usage Error naming the block and the instruction for a WAIT_FLAG without its
-// SET_FLAG, an operand naming a buffer the block does not have, or a TMOV between
-// levels that have no data path.
-BlockPlan plan_block(const BlockProgram& block, const Target& target);
+// The block must be verified (core/program_verify.h): operands name its buffers,
+// every TMOV has a data path, every WAIT_FLAG its SET_FLAG.
+CostedBlock cost_block(const BlockProgram& block, const Target& target);
 
 }  // namespace pto::sim

@@ -1,4 +1,4 @@
-// A BlockProgram decoded once per executor into steps the task loop runs directly.
+// DecodedBlock: a BlockProgram decoded once per executor into steps the task loop runs directly.
 //
 // Decoding resolves what does not change from task to task: each local buffer's
 // storage (lane type, panel or row-major layout, offset in the thread's scratch
@@ -17,9 +17,9 @@
 #include "core/program.h"
 #include "core/runtime/strided.h"
 
-namespace pto::rt {
+namespace pto::runtime {
 
-struct BufferPlan {
+struct DecodedBuffer {
   int id = -1;
   std::string name;
   MemLevel level = MemLevel::UB;
@@ -50,7 +50,7 @@ enum class StepKind : uint8_t {
 // A local operand: `extent` is the step's iteration extent for the destination; for a
 // source, `strides` are already aligned to the destination's extent.
 struct LocalOperand {
-  int buf = -1;                   // index into BlockPlan::buffers
+  int buf = -1;                   // index into DecodedBlock::buffers
   Dims offset;                    // in the buffer's rank
   Dims extent;                    // in the buffer's rank
   int64_t byte_offset = 0;        // arena_offset + the window's offset (row-major buffers)
@@ -80,10 +80,10 @@ struct Step {
   bool clear_first = false;       // LoadPanels/MovPanels of a ragged tile: zero the buffer first
 };
 
-struct BlockPlan {
+struct DecodedBlock {
   int block = -1;
   std::string name;
-  std::vector<BufferPlan> buffers;
+  std::vector<DecodedBuffer> buffers;
   std::vector<Step> steps;
   std::vector<std::string> labels;  // per step: "block 'mm' instr 12 (TMATMUL)", for errors
   int64_t arena_bytes = 0;
@@ -91,6 +91,6 @@ struct BlockPlan {
 
 // Internal Error naming the block, instruction and operand for anything the runtime
 // cannot execute (unknown buffer, window outside its buffer, mismatched extents).
-BlockPlan plan_block(const BlockProgram& block);
+DecodedBlock decode_block(const BlockProgram& block);
 
-}  // namespace pto::rt
+}  // namespace pto::runtime

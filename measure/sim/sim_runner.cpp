@@ -54,6 +54,7 @@ class SimRunner : public Runner {
       sim::SimResult r = sim::simulate(*program, target_);
       m.stats = {r.time_ns, r.time_ns, r.time_ns, 1};
       m.detail_json = sim_detail(r);
+      m.sim_report = std::move(r);
     } catch (const std::exception& e) {
       m.status = Status::RUNTIME_ERROR;
       m.error = std::string("simulator: ") + e.what();

@@ -1,12 +1,11 @@
-#include "measure/sim/block_plan.h"
+#include "measure/sim/costed_block.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
-#include <tuple>
 
-#include "core/error.h"
+#include "core/program_verify.h"
 
 namespace pto::sim {
 namespace {
@@ -18,17 +17,9 @@ struct Context {
   const Target& target;
   std::map<int, const LocalBuffer*> buffers;
 
-  [[noreturn]] void fail(size_t index, const std::string& what) const {
-    usage_error("block '" + block.name + "' instruction " + std::to_string(index) + " (" +
-                block.instrs[index].mnemonic() + "): " + what);
-  }
-  const LocalBuffer& buffer(size_t index, const Operand& o) const {
-    auto it = buffers.find(o.id);
-    if (it == buffers.end()) fail(index, "operand names buffer " + std::to_string(o.id) + ", which the block does not have");
-    return *it->second;
-  }
-  double bytes(size_t index, const Operand& o) const {
-    return static_cast<double>(num_elements(o.extent)) * dtype_size(buffer(index, o).dtype);
+  const LocalBuffer& buffer(const Operand& o) const { return *buffers.at(o.id); }
+  double bytes(const Operand& o) const {
+    return static_cast<double>(num_elements(o.extent)) * dtype_size(buffer(o).dtype);
   }
 };
 
@@ -41,8 +32,8 @@ double vector_cycles(const Context& c, size_t index, const std::string& op) {
   DType dtype = DType::F32;
   auto consider = [&](const Operand& o) {
     if (o.level == MemLevel::GM) return;  // CausalMask's position operand is never read
-    const double b = c.bytes(index, o);
-    if (b > bytes) bytes = b, dtype = c.buffer(index, o).dtype;
+    const double b = c.bytes(o);
+    if (b > bytes) bytes = b, dtype = c.buffer(o).dtype;
   };
   consider(in.dst);
   for (const Operand& s : in.src) consider(s);
@@ -54,9 +45,7 @@ double vector_cycles(const Context& c, size_t index, const std::string& op) {
 
 double matmul_cycles(const Context& c, size_t index) {
   const Instr& in = c.block.instrs[index];
-  if (in.src.size() < 2 || in.dst.extent.size() < 2 || in.src[0].extent.empty())
-    c.fail(index, "TMATMUL needs dst [m,n] and sources [m,k], [k,n]");
-  const DType input = c.buffer(index, in.src[0]).dtype;
+  const DType input = c.buffer(in.src[0]).dtype;
   auto it = c.target.fractal.find(input);
   const Fractal f = it == c.target.fractal.end() ? Fractal{} : it->second;
   const int64_t m = in.dst.extent[in.dst.extent.size() - 2];
@@ -68,17 +57,15 @@ double matmul_cycles(const Context& c, size_t index) {
 
 double move_cycles(const Context& c, size_t index) {
   const Instr& in = c.block.instrs[index];
-  if (in.src.empty()) c.fail(index, "TMOV needs a source");
   const MemLevel from = in.src[0].level, to = in.dst.level;
   const Target& t = c.target;
-  const double bytes = c.bytes(index, in.src[0]);
+  const double bytes = c.bytes(in.src[0]);
   if (from == MemLevel::L1 && to == MemLevel::L0A) return bytes / t.l1_to_l0a_bpc;
   if (from == MemLevel::L1 && to == MemLevel::L0B) return bytes / t.l1_to_l0b_bpc;
   if (from == MemLevel::L1 && to == MemLevel::UB) return bytes / t.l1_to_ub_bpc;
   if (from == MemLevel::UB && to == MemLevel::L1) return bytes / t.ub_to_l1_bpc;
   if (from == MemLevel::L0C && to == MemLevel::UB) return t.l1_copy_latency + bytes / t.l0c_to_ub_bpc;
-  if (from == MemLevel::UB && to == MemLevel::UB) return vector_cycles(c, index, "copy");
-  c.fail(index, std::string("no data path ") + mem_level_name(from) + " -> " + mem_level_name(to));
+  return vector_cycles(c, index, "copy");  // UB -> UB, the one path left (verified)
 }
 
 PlannedStep plan_gm(const Context& c, size_t index, std::vector<Operand>& gm_operands) {
@@ -87,7 +74,6 @@ PlannedStep plan_gm(const Context& c, size_t index, std::vector<Operand>& gm_ope
   PlannedStep s;
   s.pipe = in.pipe;
   if (in.op == Opcode::TLOAD) {
-    if (in.src.empty() || in.src[0].level != MemLevel::GM) c.fail(index, "TLOAD reads a GM operand");
     s.kind = StepKind::GmRead;
     s.gm_operand = static_cast<int>(gm_operands.size());
     gm_operands.push_back(in.src[0]);
@@ -96,7 +82,6 @@ PlannedStep plan_gm(const Context& c, size_t index, std::vector<Operand>& gm_ope
     s.miss_bytes_per_cycle = t.gm_read_bpc;
     return s;
   }
-  if (in.dst.level != MemLevel::GM || in.src.empty()) c.fail(index, "TSTORE writes a GM operand from a local one");
   s.kind = in.accumulate ? StepKind::GmAccumulate : StepKind::GmWrite;
   s.gm_operand = static_cast<int>(gm_operands.size());
   gm_operands.push_back(in.dst);
@@ -125,29 +110,6 @@ PlannedStep plan_step(const Context& c, size_t index, std::vector<Operand>& gm_o
   return s;
 }
 
-// Pairs match in program order per (src pipe, dst pipe, event): the k-th WAIT_FLAG
-// waits for the k-th SET_FLAG, wherever the SET sits in the program.
-void match_flags(const Context& c, BlockPlan& plan) {
-  using Key = std::tuple<Pipe, Pipe, int>;
-  std::map<Key, std::vector<int>> sets, waits;
-  for (size_t i = 0; i < c.block.instrs.size(); ++i) {
-    const Instr& in = c.block.instrs[i];
-    const Key key{in.flag_src, in.flag_dst, in.event};
-    if (in.op == Opcode::SET_FLAG) sets[key].push_back(static_cast<int>(i));
-    if (in.op == Opcode::WAIT_FLAG) waits[key].push_back(static_cast<int>(i));
-  }
-  for (const auto& [key, list] : waits) {
-    const std::vector<int>& matching = sets[key];
-    for (size_t k = 0; k < list.size(); ++k) {
-      if (k >= matching.size())
-        c.fail(list[k], std::string("WAIT_FLAG ") + pipe_name(std::get<0>(key)) + " -> " +
-                            pipe_name(std::get<1>(key)) + " event " + std::to_string(std::get<2>(key)) +
-                            " has no matching SET_FLAG");
-      plan.steps[list[k]].matched_set = matching[k];
-    }
-  }
-}
-
 // 1 + the highest slot index among the block's UB buffers, named "<tensor>.ub[<slot>]".
 int ub_slots(const BlockProgram& block) {
   int slots = 1;
@@ -163,10 +125,10 @@ int ub_slots(const BlockProgram& block) {
 
 }  // namespace
 
-BlockPlan plan_block(const BlockProgram& block, const Target& target) {
+CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   Context c{block, target, {}};
   for (const LocalBuffer& b : block.buffers) c.buffers[b.id] = &b;
-  BlockPlan plan;
+  CostedBlock plan;
   plan.block = block.id;
   plan.core = block.core;
   plan.tasks_in_flight = block.core == CoreType::AIV ? ub_slots(block) : 1;
@@ -175,7 +137,8 @@ BlockPlan plan_block(const BlockProgram& block, const Target& target) {
     plan.steps.push_back(plan_step(c, i, plan.gm_operands));
     plan.pipe_steps[static_cast<int>(block.instrs[i].pipe)].push_back(static_cast<int>(i));
   }
-  match_flags(c, plan);
+  const std::vector<int> sets = matching_set_flags(block);
+  for (size_t i = 0; i < sets.size(); ++i) plan.steps[i].matched_set = sets[i];
   return plan;
 }
 
