@@ -8,14 +8,18 @@
 // what `run` reports is what tuning would record.
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "core/compile.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/program.h"
 #include "measure/runner.h"
+#include "measure/sim/simulator.h"
+#include "measure/sim/trace.h"
 
 namespace pto::cli {
 
@@ -78,6 +82,24 @@ int exit_code_of(measure::Status status) {
                                                          : ErrorCategory::Internal);
 }
 
+// Simulates the config once more with a ChromeTrace attached and writes the trace
+// (the simulator is deterministic, so this is the run the result above reports).
+void write_trace(const std::string& path, bool full, const TensorGraph& graph, const TileConfig& config,
+                 const Target& target) {
+  const Program program = compile(graph, config, target).program;
+  sim::ChromeTrace trace(program, target, full ? 0 : sim::ChromeTrace::kDefaultMaxSlices);
+  sim::SimOptions options;
+  options.trace = &trace;
+  sim::simulate(program, target, options);
+  std::ofstream out(path);
+  if (!out) throw Error(ErrorCategory::Io, "--trace: cannot write '" + path + "'");
+  trace.write(out);
+  if (!out) throw Error(ErrorCategory::Io, "--trace: writing '" + path + "' failed");
+  std::cerr << "pto-tune: wrote the simulated timeline to " << path
+            << (trace.capped() ? " (capped: --trace-full for every instruction)" : "")
+            << "; open it in ui.perfetto.dev or chrome://tracing\n";
+}
+
 }  // namespace
 
 int run_run(const Args& args) {
@@ -92,6 +114,9 @@ int run_run(const Args& args) {
       ("repeats", po::value<int>()->default_value(5), "cpu: timed runs, at least (more while under 50 ms in all)")
       ("threads", po::value<int>()->default_value(0), "cpu: OpenMP threads, 0 = all cores")
       ("seed", po::value<uint64_t>()->default_value(1), "cpu: seed of the random inputs")
+      ("trace", po::value<std::string>(), "sim: write the simulated timeline to FILE as Chrome Trace Event JSON "
+       "(Perfetto, chrome://tracing)")
+      ("trace-full", "sim: with --trace, keep every instruction (default: the first 200000 slices)")
       ("json", "print the result as JSON");
   const auto vm = parse_command(
       args, options,
@@ -112,6 +137,7 @@ int run_run(const Args& args) {
   const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
+  if (vm->count("trace") && backend != "sim") usage_error("--trace needs --backend sim, got '" + backend + "'");
 
   measure::RunnerOptions run_options;
   run_options.min_repetitions = repeats;
@@ -151,6 +177,8 @@ int run_run(const Args& args) {
     print_table(std::cout, {}, rows);
   }
   if (!m.ok()) std::cerr << "pto-tune: error: " << measure::status_name(m.status) << ": " << m.error << "\n";
+  if (m.ok() && vm->count("trace"))
+    write_trace((*vm)["trace"].as<std::string>(), vm->count("trace-full") > 0, graph, config, target);
   return exit_code_of(m.status);
 }
 
