@@ -22,6 +22,7 @@ int run_run(const Args& args);
 int run_explain(const Args& args);
 int run_calibrate(const Args& args);
 int run_tune(const Args& args);
+int run_report(const Args& args);
 
 // Every subcommand, in the order `pto-tune --help` lists them.
 const std::vector<Command>& commands();
