@@ -295,9 +295,9 @@ class Engine {
     const PlannedStep& step = run.plan->steps[s];
     const Operand& window = run.plan->gm_operands[step.gm_operand];
     const Task& task = program_.tasks[run.task];
-    const double hits_before = trace_ ? memory_.totals().l2_hit_bytes : 0;
+    const double hits_before = trace_ ? memory_.l2_hit_bytes() : 0;
     const double end = memory_.transfer(now_, step, window, task.bindings[window.id]);
-    const double hits = trace_ && step.kind == StepKind::GmRead ? memory_.totals().l2_hit_bytes - hits_before : -1;
+    const double hits = trace_ && step.kind == StepKind::GmRead ? memory_.l2_hit_bytes() - hits_before : -1;
     finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency), hits);
     std::vector<int> runnable{p};
     run_pipes(c, runnable);
