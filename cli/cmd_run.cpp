@@ -10,9 +10,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "core/compile.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/program.h"
@@ -21,6 +24,7 @@
 #include "cost_model/format_ns.h"
 #include "measure/runner.h"
 #include "measure/sim/simulator.h"
+#include "measure/sim/trace.h"
 
 namespace pto::cli {
 
@@ -90,6 +94,23 @@ int exit_code_of(measure::Status status) {
                                                          : ErrorCategory::Internal);
 }
 
+// Simulates the config once more with a ChromeTrace attached and writes the trace
+// (the simulator is deterministic, so this is the run the result above reports).
+void write_trace(const std::string& path, bool full, const TensorGraph& graph, const TileConfig& config,
+                 const Target& target) {
+  const Program program = compile(graph, config, target).program;
+  sim::ChromeTrace trace(program, target, full ? 0 : sim::ChromeTrace::kDefaultMaxSlices);
+  sim::SimOptions options;
+  options.trace = &trace;
+  sim::simulate(program, target, options);
+  std::ostringstream text;
+  trace.write(text);
+  write_file_atomically(path, text.str(), "trace");
+  std::cerr << "pto-tune: wrote the simulated timeline to " << path
+            << (trace.capped() ? " (capped: --trace-full for every instruction)" : "")
+            << "; open it in ui.perfetto.dev or chrome://tracing\n";
+}
+
 }  // namespace
 
 int run_run(const Args& args) {
@@ -107,6 +128,9 @@ int run_run(const Args& args) {
       ("timeout", po::value<double>()->default_value(30),
        "cpu: seconds one candidate may take (compile, verify and timed runs, in a child "
        "process) before it is stopped and reported as TIMEOUT")
+      ("trace", po::value<std::string>(), "sim: write the simulated timeline to FILE as Chrome Trace Event JSON "
+       "(Perfetto, chrome://tracing)")
+      ("trace-full", "sim: with --trace, keep every instruction (default: the first 200000 slices)")
       ("json", "print the result as JSON");
   const auto vm = parse_command(
       args, options,
@@ -128,6 +152,7 @@ int run_run(const Args& args) {
   warn_ignored_options(*vm, backend);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
+  if (vm->count("trace") && backend != "sim") usage_error("--trace needs --backend sim, got '" + backend + "'");
 
   measure::RunnerOptions run_options;
   run_options.min_repetitions = repeats;
@@ -167,6 +192,8 @@ int run_run(const Args& args) {
     print_table(std::cout, {}, rows);
   }
   if (!m.ok()) std::cerr << "pto-tune: error: " << measure::status_name(m.status) << ": " << m.error << "\n";
+  if (m.ok() && vm->count("trace"))
+    write_trace((*vm)["trace"].as<std::string>(), vm->count("trace-full") > 0, graph, config, target);
   return exit_code_of(m.status);
 }
 

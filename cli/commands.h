@@ -26,6 +26,7 @@ int run_batch(const Args& args);
 int run_db(const Args& args);
 int run_lookup(const Args& args);
 int run_validate(const Args& args);
+int run_report(const Args& args);
 
 // Every subcommand, in the order `pto-tune --help` lists them.
 const std::vector<Command>& commands();

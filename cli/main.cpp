@@ -18,6 +18,7 @@ const std::vector<Command>& commands() {
       {"compile", "compile one workload and print a stage of the compiler", run_compile},
       {"run", "measure one config: on the CPU, verified and timed (host), or simulated (NPU)", run_run},
       {"explain", "predict a config's time with the cost model and say what bounds it", run_explain},
+      {"report", "write an HTML report with plots (and a Markdown summary) of a tuning database", run_report},
       {"calibrate", "fit the cost model's coefficients to measured samples of the search space", run_calibrate},
       {"lookup", "the config the JIT would use for a workload, and where it came from", run_lookup},
       {"db", "the tuning database: show, export, import, merge, check", run_db},

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "measure/sim/costed_block.h"
+#include "measure/sim/trace.h"
 
 namespace pto::sim {
 namespace {
@@ -82,7 +83,7 @@ struct KernelState {
 class Engine {
  public:
   Engine(const Program& program, const Target& target, const SimOptions& options)
-      : program_(program), target_(target), memory_(program, target, options) {
+      : program_(program), target_(target), memory_(program, target, options), trace_(options.trace) {
     plan_blocks();
     build_cores();
     build_graph();
@@ -257,8 +258,10 @@ class Engine {
 
   // Busy time counts the union of the pipe's step intervals, which overlap only where
   // a transfer's latency hides behind the previous one.
-  void finish_step(int c, TaskRun& run, int p, int s, double start, double end, double next_issue) {
+  void finish_step(int c, TaskRun& run, int p, int s, double start, double end, double next_issue,
+                   double l2_hit_bytes = -1) {
     Core& core = cores_[c];
+    if (trace_) trace_step(c, run, s, start, end, l2_hit_bytes);
     run.step_end[s] = end;
     run.end = std::max(run.end, end);
     totals_.busy_cycles[core.pool][p] += end - std::max(start, std::min(core.done_at[p], end));
@@ -267,6 +270,13 @@ class Engine {
     ++run.next[p];
     ++totals_.instructions;
     if (run.done_on(p) && --run.pipes_left == 0) push({run.end, EventKind::TaskDone, c, run.task});
+  }
+
+  void trace_step(int c, const TaskRun& run, int s, double start, double end, double l2_hit_bytes) {
+    const int pool = cores_[c].pool;
+    const int block = program_.tasks[run.task].block;
+    trace_->on_step({c, pool_core_type(pool), c - pool_first_[pool], run.task, &program_.blocks[block], s, start, end,
+                     run.plan->steps[s].matched_set, l2_hit_bytes});
   }
 
   static void wake_waiters(TaskRun& run, int set_step, std::vector<int>& runnable) {
@@ -285,8 +295,10 @@ class Engine {
     const PlannedStep& step = run.plan->steps[s];
     const Operand& window = run.plan->gm_operands[step.gm_operand];
     const Task& task = program_.tasks[run.task];
+    const double hits_before = trace_ ? memory_.l2_hit_bytes() : 0;
     const double end = memory_.transfer(now_, step, window, task.bindings[window.id]);
-    finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency));
+    const double hits = trace_ && step.kind == StepKind::GmRead ? memory_.l2_hit_bytes() - hits_before : -1;
+    finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency), hits);
     std::vector<int> runnable{p};
     run_pipes(c, runnable);
   }
@@ -334,6 +346,7 @@ class Engine {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   double now_ = 0;
   EngineTotals totals_;
+  TraceSink* trace_;
 };
 
 }  // namespace

@@ -38,6 +38,8 @@ class MemorySystem {
   double transfer(double start, const PlannedStep& step, const Operand& window, const TensorBinding& binding);
 
   MemoryTotals totals() const;
+  // Read bytes found in L2 so far: cheap (totals() scans the L2), for the trace's per-load hits.
+  double l2_hit_bytes() const { return totals_.l2_hit_bytes; }
 
  private:
   struct Placement {        // where a tensor's elements live

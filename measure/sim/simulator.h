@@ -33,8 +33,11 @@
 
 namespace pto::sim {
 
+class TraceSink;  // measure/sim/trace.h
+
 struct SimOptions {
   int64_t l2_line_bytes = 512;  // granularity at which the L2 tracks hits (LRU over lines)
+  TraceSink* trace = nullptr;   // when set, told every instruction's simulated start and end
 };
 
 struct KernelTiming {

@@ -37,10 +37,11 @@ TEST(Cli, EveryCommandHasHelpWithAnExampleAndItsOptions) {
       {"ops", {"--json"}},
       {"targets", {"--json"}},
       {"compile", {"--op", "--shapes", "--dtype", "--attrs", "--target", "--config", "--emit"}},
-      {"run", {"--op", "--shapes", "--dtype", "--config", "--repeats", "--json"}},
+      {"run", {"--op", "--shapes", "--dtype", "--config", "--repeats", "--json", "--trace", "--trace-full"}},
       {"tune", {"--op", "--shapes", "--dtype", "--target", "--backend", "--strategy", "--budget", "--time-limit",
                 "--seed", "--db", "--json", "fp16 on an NPU target, fp32 on the host"}},
       {"calibrate", {"--op", "--shapes", "--samples", "--replace", "fp16 on an NPU target, fp32 on the host"}},
+      {"report", {"--db", "--out", "--op"}},
   };
   for (const auto& [command, options] : commands) {
     for (const std::string& form : {std::string(command) + " --help", "help " + std::string(command)}) {

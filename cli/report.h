@@ -1,0 +1,29 @@
+// The tuning report (`pto-tune report`): what a tuning database says about the tuner,
+// as one self-contained HTML page with inline SVG plots (cli/svg_plot.h; no scripts,
+// nothing fetched) and a Markdown summary beside it.
+//
+// Per workload (key: workload, target, backend): the winner, the default config and
+// the speedup. Plots: the cost model's predicted time against the measured time per
+// backend (log–log, diagonal = perfect model); search convergence, best so far
+// against measurements spent, per strategy (records in insertion order; a run is a
+// stretch of one key's records of one strategy, from its default measurement on); the speedup over
+// the default per workload, coloured by op; and the model's ranking quality per
+// backend (Kendall's tau, top-1/top-5 regret, cost_model/ranking.h) as a table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "search/tuning_record.h"
+
+namespace pto::cli {
+
+struct Report {
+  std::string html;
+  std::string markdown;
+};
+
+// `source` names the database in the report's header.
+Report make_report(const std::vector<search::TuningRecord>& records, const std::string& source);
+
+}  // namespace pto::cli

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Regenerates the raw figures behind results/ on this machine: builds Release, runs
+# every bench program and writes each one's output, headed by the machine, the command
+# and the date, into results/generated/<name>.txt; then tunes a small suite into a
+# throwaway tuning database and writes its report (results/generated/report/). The
+# hand-written analyses (results/*.md) quote these outputs; results/README.md is the
+# index. Simulated figures say so in their output.
+#
+#   results/run.sh [--only NAME[,NAME...]] [--build DIR]
+#
+# NAME: tuning, ranking, cost_model, lookup, cpu_matmul, sim_calibration, sim_speed,
+# measure_overhead, report. The whole run takes hours on a 2-core machine (tuning and
+# ranking dominate); --only picks parts.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+only=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --only) only=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "usage: results/run.sh [--only NAME[,NAME...]] [--build DIR]" >&2; exit 2 ;;
+  esac
+done
+out=$root/results/generated
+mkdir -p "$out"
+
+wanted() { [[ -z $only || ",$only," == *",$1,"* ]]; }
+
+machine() {
+  echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "commit: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo ' (with local changes)')"
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+# run NAME TARGET ARGS...: builds TARGET, runs it with ARGS, writes generated/NAME.txt.
+run() {
+  local name=$1 target=$2
+  shift 2
+  wanted "$name" || return 0
+  cmake --build "$build" -j"$(nproc)" --target "$target" >/dev/null
+  local bin=$build/bench/$target
+  [[ -x $bin ]] || bin=$build/tests/$target
+  local file=$out/$name.txt
+  echo "== $name: $target $*" >&2
+  { machine; echo "command: ${bin#"$root"/} $*"; echo; "$bin" "$@"; } >"$file.tmp" 2>&1
+  mv "$file.tmp" "$file"
+}
+
+# A bench that lives on another branch may not exist yet: say so instead of failing.
+have() { grep -q "$1" <(cmake --build "$build" --target help); }
+
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+run tuning tuning_bench --seeds 5
+run ranking ranking_bench --seed 1
+run cost_model cost_model_bench --benchmark_filter='Score|ModelOnly|Estimate' \
+  --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+if have lookup_bench; then run lookup lookup_bench; elif wanted lookup; then echo "lookup: no lookup_bench in this checkout, skipped" >&2; fi
+OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX} OPENBLAS_NUM_THREADS=2 run cpu_matmul matmul_bench
+run sim_calibration sim_bench --benchmark_filter=Guide
+run sim_speed sim_bench
+run measure_overhead measure_bench --benchmark_min_time=1
+
+if wanted report; then
+  echo "== report: a small tuning suite (model and sim backends, simulated) and its report" >&2
+  cmake --build "$build" -j"$(nproc)" --target pto-tune >/dev/null
+  db=$(mktemp -d)/tune.db
+  for strategy in random topk evolve; do
+    for shapes in 512,512,512 1024,1024,1024 300,700,500; do
+      "$build/cli/pto-tune" tune --op matmul --shapes "$shapes" --target ascend910b1 --backend sim \
+        --strategy "$strategy" --budget 24 --db "$db" >/dev/null
+    done
+    "$build/cli/pto-tune" tune --op softmax --shapes 256,4096 --target ascend910b1 --backend sim \
+      --strategy "$strategy" --budget 16 --db "$db" >/dev/null
+    "$build/cli/pto-tune" tune --op matmul --shapes 2048,2048,2048 --target ascend910b1 --backend model \
+      --strategy "$strategy" --budget 32 --db "$db" >/dev/null
+  done
+  "$build/cli/pto-tune" report --db "$db" --out "$out/report"
+  rm -rf "$(dirname "$db")"
+fi
+echo "results/run.sh: wrote $out" >&2

@@ -1,0 +1,125 @@
+// `pto-tune report` on a tuning database made by real tuning runs (model and sim
+// backends, several strategies): the report is written, self-contained (no scripts,
+// nothing fetched) and holds its plots and tables; rendered in headless Chromium, the
+// plots are there, the page raises no script error and no two text boxes overlap.
+// The rendering test skips, saying so, where chromium is not installed.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
+
+namespace pto::cli {
+namespace {
+
+using cli_testing::pto_tune;
+
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A small database: matmuls and a softmax tuned by three strategies on two backends.
+class ReportTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing_support::TempDir("report_test");
+    db_ = (dir_->path() / "tune.db").string();
+    const std::vector<std::string> runs = {
+        "--op matmul --shapes 256,256,256 --backend model --strategy random --budget 24",
+        "--op matmul --shapes 256,256,256 --backend model --strategy topk --budget 24",
+        "--op matmul --shapes 300,200,500 --backend sim --strategy evolve --budget 16",
+        "--op softmax --shapes 64,1000 --backend sim --strategy random --budget 12",
+    };
+    for (const std::string& run : runs) {
+      const cli_testing::Result r = pto_tune("tune " + run + " --target ascend910b1 --db " + cli_testing::quoted(db_));
+      ASSERT_EQ(r.exit_code, 0) << run << "\n" << r.err;
+    }
+    const cli_testing::Result r = pto_tune("report --db " + cli_testing::quoted(db_) + " --out " + cli_testing::quoted(out().string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::filesystem::path out() { return dir_->path() / "report"; }
+
+  static testing_support::TempDir* dir_;
+  static std::string db_;
+};
+
+testing_support::TempDir* ReportTest::dir_ = nullptr;
+std::string ReportTest::db_;
+
+TEST_F(ReportTest, HtmlIsSelfContainedWithEveryPlotAndTheMarkdownHasTheTables) {
+  const std::string html = read(out() / "report.html");
+  for (const char* id : {"predicted-vs-measured", "convergence", "speedup", "ranking"})
+    EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)\s*=\s*"(https?:)?//)"))) << "fetches something";
+  for (const char* strategy : {"random", "topk", "evolve"}) EXPECT_NE(html.find(strategy), std::string::npos) << strategy;
+  const std::string md = read(out() / "report.md");
+  EXPECT_NE(md.find("| matmul/256,256,256/fp16 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Kendall"), std::string::npos);
+  EXPECT_NE(md.find("sim (simulated)"), std::string::npos);
+}
+
+TEST_F(ReportTest, AMissingDatabaseIsAnErrorAndWritesNothing) {
+  const cli_testing::Result r = pto_tune("report --db " + cli_testing::quoted((dir_->path() / "missing.db").string()) + " --out " +
+                                         cli_testing::quoted((dir_->path() / "nothing").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_->path() / "nothing"));
+}
+
+// Measures every SVG text box after layout and writes the overlaps, the plot count and
+// any script error into the DOM, which chromium --dump-dom prints.
+constexpr const char* kCheck = R"(<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message)));
+window.addEventListener('load', () => {
+  const boxes = [...document.querySelectorAll('svg text')].map(t => t.getBoundingClientRect());
+  const hits = [];
+  for (let i = 0; i < boxes.length; ++i)
+    for (let j = i + 1; j < boxes.length; ++j) {
+      const a = boxes[i], b = boxes[j];
+      if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+        hits.push(document.querySelectorAll('svg text')[i].textContent + ' / ' + document.querySelectorAll('svg text')[j].textContent);
+    }
+  const pre = document.createElement('pre');
+  pre.id = 'check';
+  pre.textContent = JSON.stringify({plots: document.querySelectorAll('figure svg.plot').length,
+                                   texts: boxes.length, overlaps: hits, errors: window.__errors});
+  document.body.appendChild(pre);
+});
+</script>)";
+
+TEST_F(ReportTest, RendersInChromiumWithThePlotsNoScriptErrorsAndNoOverlappingText) {
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): the rendered report is not checked";
+  std::string html = read(out() / "report.html");
+  html.insert(html.find("<head>") + 6, kCheck);
+  const std::string page = (dir_->path() / "checked.html").string();
+  std::ofstream(page) << html;
+  const std::string dom = (dir_->path() / "dom.html").string();
+  const std::string command = "chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 "
+                              "--window-size=1200,2400 --dump-dom file://" + page + " >" + dom + " 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const std::string text = read(dom);
+  const std::string open = "<pre id=\"check\">";
+  const size_t from = text.find(open), to = text.find("</pre>", from);
+  ASSERT_NE(from, std::string::npos) << "the check did not run:\n" << text.substr(0, 2000);
+  const nlohmann::json check = nlohmann::json::parse(text.substr(from + open.size(), to - from - open.size()));
+  EXPECT_EQ(check["plots"], 3) << check.dump();
+  EXPECT_GT(check["texts"].get<int>(), 30) << check.dump();
+  EXPECT_TRUE(check["overlaps"].empty()) << check["overlaps"].dump(1);
+  EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump(1);
+}
+
+}  // namespace
+}  // namespace pto::cli
