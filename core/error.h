@@ -1,7 +1,7 @@
 // The one error type that crosses module boundaries.
 //
 // Every failure pto-tune reports is a pto::Error carrying a category, so that the
-// CLI can map it to an exit code (usage/infeasible -> 2, the rest -> 1) and callers
+// CLI can map it to an exit code (usage/infeasible/db -> 2, the rest -> 1) and callers
 // can tell "your input is wrong" from "something broke". Messages name the bad
 // value and where it came from.
 #pragma once
@@ -40,9 +40,12 @@ class Error : public std::runtime_error {
 [[noreturn]] inline void usage_error(const std::string& message) { fail(ErrorCategory::Usage, message); }
 [[noreturn]] inline void internal_error(const std::string& message) { fail(ErrorCategory::Internal, message); }
 
-// Exit code the CLI returns for an error of this category.
+// Exit code the CLI returns for an error of this category. Db means "this database
+// file cannot be used as given" (not a database, corrupt, a newer schema, read-only):
+// bad input, like Usage. A good database failing at run time (a lock held past the
+// busy timeout, a full disk) is an Io error, a runtime failure.
 inline int exit_code(ErrorCategory c) {
-  return (c == ErrorCategory::Usage || c == ErrorCategory::Infeasible) ? 2 : 1;
+  return (c == ErrorCategory::Usage || c == ErrorCategory::Infeasible || c == ErrorCategory::Db) ? 2 : 1;
 }
 
 }  // namespace pto

@@ -3,14 +3,27 @@
 // One file (default ~/.cache/pto-tune/tune.db; PTO_TUNE_DB or --db override it) in WAL
 // mode with a busy timeout, so that several tuning processes can write into it at
 // once; every write is one transaction; the schema carries a version and migrates
-// forward. A file that is not a pto-tune database, is corrupt or has a newer schema is
-// reported (Db Error, exit code 2 at the CLI) and never written to.
+// forward (db/schema.h). A file that is not a pto-tune database, is corrupt or has a
+// newer schema is reported (Db Error, exit code 2 at the CLI) and never written to;
+// so is a read-only file or folder asked to take writes.
+//
+// Every measurement is stored, failures included. A record identical to one already
+// stored (same workload, config, target, backend, status, statistics, versions, host
+// and timestamp) is stored once, so a retried commit, an import or a merge run twice
+// adds nothing.
+//
+// "Fresh" below means made under today's compiler and cost-model versions
+// (search::Versions::current()); best() and top_k() answer with any version, as
+// search::TuningStore says, while best_records(), export and merge put fresh records
+// first, so a stale record never displaces a fresh one.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/target.h"
 #include "search/tuning_store.h"
 
 namespace pto::db {
@@ -21,13 +34,65 @@ std::string resolve_db_path(const std::optional<std::string>& flag = std::nullop
 
 enum class OpenMode { ReadWrite, ReadOnly };
 
+// The version of the export file format (TuningDb::export_json).
+inline constexpr int kExportFormatVersion = 1;
+
+struct MergeSummary {
+  size_t inputs = 0;
+  size_t keys = 0;      // distinct (workload, target fingerprint, backend) seen
+  size_t added = 0;     // records the output did not hold yet
+  size_t stale = 0;     // keys whose kept record is stale (no fresh one anywhere)
+};
+
 class TuningDb : public search::TuningStore {
  public:
-  // Creates the file (and its folder) in ReadWrite mode when missing.
+  // Creates the file (and its folder) in ReadWrite mode when missing; ReadOnly on a
+  // missing file is a Db Error. Checks an existing file before anything writes to it.
   static std::unique_ptr<TuningDb> open(const std::string& path, OpenMode mode = OpenMode::ReadWrite);
   ~TuningDb() override;
-  // search::TuningStore: commit, best, top_k, location — and the rest of the database's
-  // interface (records, export, import, merge, check) is declared by db/.
+
+  // search::TuningStore
+  void commit(std::span<const search::TuningRecord> records) override;
+  std::optional<search::TuningRecord> best(const search::RecordKey& key) override;
+  std::vector<search::TuningRecord> top_k(const search::RecordKey& key, size_t k) override;
+  std::string location() const override;
+
+  // Stores the target's description beside its fingerprint (records name targets by
+  // fingerprint only; this keeps what the fingerprint stood for).
+  void remember_target(const Target& target);
+
+  // Every stored measurement, failures included, in the order stored; `op` (when not
+  // empty) keeps that op's.
+  std::vector<search::TuningRecord> records(const std::string& op = "");
+  // One usable record per key, by key: the best fresh one, else the best of any
+  // version (the caller sees it is stale with stale_reason()). What a release ships
+  // and what the JIT lookup serves.
+  std::vector<search::TuningRecord> best_records(const std::string& op = "");
+
+  // Writes best_records(op) as versioned JSON:
+  //   {"format":"pto-tune-configs","version":1,"compiler":..,"cost_model":..,"records":[..]}
+  // each record as TuningRecord::to_json. Returns how many were written. Io Error when
+  // the file cannot be written.
+  size_t export_json(const std::string& file, const std::string& op = "");
+  // Reads such a file and commits its records in one transaction: all or none. Usage
+  // Error naming the record and field for malformed input (nothing is stored), Db Error
+  // for a format version newer than this pto-tune's. Returns the records added.
+  size_t import_json(const std::string& file);
+
+  // Merges the inputs (opened read-only, never changed) into `out` (created when
+  // missing): for each key, the best fresh usable record across the inputs and `out`
+  // itself, else the best stale one, joins `out`. Idempotent and independent of the
+  // inputs' order.
+  static MergeSummary merge(const std::vector<std::string>& inputs, const std::string& out);
+
+  // SQLite's integrity check, the foreign keys, and the schema's tables and columns:
+  // one line per problem, empty when the database is sound.
+  std::vector<std::string> check();
+
+ private:
+  struct Impl;
+  explicit TuningDb(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace pto::db

@@ -1,0 +1,146 @@
+#include "db/schema.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "core/error.h"
+
+namespace pto::db {
+
+namespace {
+
+constexpr const char* kV1 = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (0);
+CREATE TABLE targets (
+  fingerprint TEXT PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL,
+  json TEXT NOT NULL
+);
+CREATE TABLE workloads (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  op TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  attrs TEXT NOT NULL
+);
+CREATE INDEX workloads_op ON workloads (op);
+CREATE TABLE configs (
+  id INTEGER PRIMARY KEY,
+  json TEXT NOT NULL UNIQUE
+);
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY,
+  workload_id INTEGER NOT NULL REFERENCES workloads (id),
+  config_id INTEGER NOT NULL REFERENCES configs (id),
+  target_fingerprint TEXT NOT NULL REFERENCES targets (fingerprint),
+  backend TEXT NOT NULL,
+  status TEXT NOT NULL,
+  error TEXT NOT NULL,
+  usable INTEGER NOT NULL,
+  median_ns REAL NOT NULL,
+  p10_ns REAL NOT NULL,
+  p90_ns REAL NOT NULL,
+  repetitions INTEGER NOT NULL,
+  predicted_ns REAL NOT NULL,
+  simulated INTEGER NOT NULL,
+  verified INTEGER NOT NULL,
+  max_abs_err REAL NOT NULL,
+  detail TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  cost_model_version TEXT NOT NULL,
+  host TEXT NOT NULL,
+  strategy TEXT NOT NULL,
+  timestamp INTEGER NOT NULL
+);
+CREATE INDEX measurements_best
+  ON measurements (workload_id, target_fingerprint, backend, usable, median_ns);
+CREATE UNIQUE INDEX measurements_identity
+  ON measurements (workload_id, config_id, target_fingerprint, backend, status, median_ns, p10_ns,
+                   p90_ns, repetitions, compiler_version, cost_model_version, host, strategy, timestamp);
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations{{{0, kV1}}};
+
+// Columns each table of the current schema must have.
+const std::map<std::string, std::vector<std::string>>& expected_tables() {
+  static const std::map<std::string, std::vector<std::string>> tables = {
+      {"schema_version", {"version"}},
+      {"targets", {"fingerprint", "name", "json"}},
+      {"workloads", {"id", "key", "op", "shape", "dtype", "attrs"}},
+      {"configs", {"id", "json"}},
+      {"measurements",
+       {"id", "workload_id", "config_id", "target_fingerprint", "backend", "status", "error", "usable",
+        "median_ns", "p10_ns", "p90_ns", "repetitions", "predicted_ns", "simulated", "verified",
+        "max_abs_err", "detail", "compiler_version", "cost_model_version", "host", "strategy",
+        "timestamp"}},
+  };
+  return tables;
+}
+
+bool has_table(Connection& c, const std::string& name) {
+  Statement s = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  return s.bind(1, name).step();
+}
+
+}  // namespace
+
+std::span<const Migration> migrations() { return kMigrations; }
+int current_schema_version() { return static_cast<int>(kMigrations.size()); }
+
+int schema_version(Connection& c, int newest) {
+  if (!has_table(c, "schema_version")) {
+    Statement any = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 1");
+    if (!any.step()) return 0;
+    fail(ErrorCategory::Db, "'" + c.path() + "' is not a pto-tune tuning database (it has a table '" +
+                                any.text(0) + "' but no schema_version)");
+  }
+  Statement s = c.prepare("SELECT version FROM schema_version");
+  if (!s.step()) fail(ErrorCategory::Db, "tuning database '" + c.path() + "': schema_version is empty");
+  const int version = static_cast<int>(s.integer(0));
+  if (version > newest) {
+    fail(ErrorCategory::Db, "tuning database '" + c.path() + "' has schema version " +
+                                std::to_string(version) + ", newer than this pto-tune's " +
+                                std::to_string(newest) + ": use a newer pto-tune");
+  }
+  return version;
+}
+
+void migrate(Connection& c, std::span<const Migration> steps) {
+  const int newest = static_cast<int>(steps.size());
+  if (schema_version(c, newest) == newest) return;  // the usual case: no write lock taken
+  for (const Migration& step : steps) {
+    Transaction t(c);
+    // Read inside the write lock: another process may have migrated meanwhile.
+    const int version = schema_version(c, newest);
+    if (version != step.from) continue;
+    c.exec(step.sql);
+    c.prepare("UPDATE schema_version SET version = ?").bind(1, int64_t{step.from + 1}).run();
+    t.commit();
+  }
+}
+
+std::vector<std::string> schema_problems(Connection& c) {
+  std::vector<std::string> problems;
+  for (const auto& [table, columns] : expected_tables()) {
+    if (!has_table(c, table)) {
+      problems.push_back("table '" + table + "' is missing");
+      continue;
+    }
+    std::vector<std::string> present;
+    Statement info = c.prepare("SELECT name FROM pragma_table_info(?)");
+    info.bind(1, table);
+    while (info.step()) present.push_back(info.text(0));
+    for (const std::string& column : columns) {
+      if (std::find(present.begin(), present.end(), column) == present.end())
+        problems.push_back("table '" + table + "' lacks column '" + column + "'");
+    }
+  }
+  Statement index = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'measurements_best'");
+  if (!index.step()) problems.push_back("index 'measurements_best' is missing");
+  return problems;
+}
+
+}  // namespace pto::db

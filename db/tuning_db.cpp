@@ -1,0 +1,410 @@
+// TuningDb (see db/tuning_db.h). The map: open() checks a file before anything may
+// write to it (check_existing_file, then the schema version), then sets WAL and
+// migrates; insert_records() is the one write path (commit, import and merge all go
+// through it); kSelectRecord + read_record() the one read path.
+#include "db/tuning_db.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/json_read.h"
+#include "db/schema.h"
+#include "db/sqlite.h"
+
+namespace pto::db {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using search::RecordKey;
+using search::TuningRecord;
+using search::Versions;
+
+namespace {
+
+[[noreturn]] void db_error(const std::string& path, const std::string& what) {
+  fail(ErrorCategory::Db, "tuning database '" + path + "' " + what);
+}
+
+// Unwritable for us, or marked read-only by its owner: root may write anything, but a
+// file whose owner took away the write bit is not ours to change.
+bool read_only(const fs::path& path) {
+  const fs::perms p = fs::status(path).permissions();
+  return ::access(path.c_str(), W_OK) != 0 || (p & fs::perms::owner_write) == fs::perms::none;
+}
+
+// The checks that need no SQLite: a non-empty file must start with SQLite's magic,
+// and a file that will be written must be writable, as must its folder (WAL files
+// live beside it).
+void check_existing_file(const std::string& path, OpenMode mode) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) db_error(path, "cannot be read: " + ec.message());
+  if (size > 0) {
+    char magic[16] = {};
+    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+    if (std::string(magic, sizeof magic) != std::string("SQLite format 3\0", 16))
+      db_error(path, "is not a SQLite database: left unchanged");
+  }
+  if (mode == OpenMode::ReadOnly) return;
+  if (read_only(path)) db_error(path, "is read-only: cannot store records in it");
+}
+
+void prepare_folder(const std::string& path) {
+  const fs::path folder = fs::absolute(path).parent_path();
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) db_error(path, "cannot be created: folder '" + folder.string() + "': " + ec.message());
+  if (read_only(folder))
+    db_error(path, "cannot be written: its folder '" + folder.string() + "' is read-only");
+}
+
+// Opens an existing file read-only and reads its schema version: every way a file
+// can fail to be a pto-tune database of a version this build understands is found
+// here, before the file is opened for writing.
+int validated_version(const std::string& path) {
+  try {
+    Connection c(path, Connection::Mode::Inspect);
+    return schema_version(c);
+  } catch (const Error& e) {
+    if (e.category() == ErrorCategory::Db && std::string(e.what()).find("malformed") != std::string::npos)
+      db_error(path, "is corrupt: left unchanged (" + std::string(e.what()) + ")");
+    throw;
+  }
+}
+
+// The columns read_record() reads, in its order.
+constexpr const char* kSelectRecord = R"sql(
+SELECT w.key, c.json, t.name, m.target_fingerprint, m.backend, m.status, m.error,
+       m.median_ns, m.p10_ns, m.p90_ns, m.repetitions, m.predicted_ns, m.simulated, m.verified,
+       m.max_abs_err, m.detail, m.host, m.timestamp, m.compiler_version, m.cost_model_version,
+       m.strategy
+FROM measurements m
+JOIN workloads w ON w.id = m.workload_id
+JOIN configs c ON c.id = m.config_id
+JOIN targets t ON t.fingerprint = m.target_fingerprint
+)sql";
+
+// Reading many records parses each distinct config once.
+class RecordReader {
+ public:
+  TuningRecord read(const Statement& s) {
+    TuningRecord r;
+    r.workload = Workload::parse_key(s.text(0));
+    r.config = config(s.text_view(1));
+    r.target_name = s.text(2);
+    r.target_fingerprint = s.text(3);
+    r.backend = s.text(4);
+    measure::Measurement& m = r.measurement;
+    m.status = measure::parse_status(s.text(5));
+    m.error = s.text(6);
+    m.stats = {s.real(7), s.real(8), s.real(9), static_cast<int>(s.integer(10))};
+    m.predicted_ns = s.real(11);
+    m.backend = r.backend;
+    m.simulated = s.integer(12) != 0;
+    m.verified = s.integer(13) != 0;
+    m.max_abs_err = s.real(14);
+    m.detail_json = s.text(15);
+    m.host = s.text(16);
+    m.timestamp = s.integer(17);
+    r.versions = {s.text(18), s.text(19)};
+    r.strategy = s.text(20);
+    return r;
+  }
+
+ private:
+  const TileConfig& config(std::string_view text) {
+    auto it = configs_.find(text);
+    if (it == configs_.end()) it = configs_.emplace(std::string(text), TileConfig::parse(std::string(text))).first;
+    return it->second;
+  }
+  std::map<std::string, TileConfig, std::less<>> configs_;
+};
+
+std::vector<TuningRecord> read_all(Statement& s) {
+  RecordReader reader;
+  std::vector<TuningRecord> out;
+  while (s.step()) out.push_back(reader.read(s));
+  return out;
+}
+
+std::string shape_text(const Shape& shape) {
+  std::string out;
+  for (int64_t d : shape) out += (out.empty() ? "" : ",") + std::to_string(d);
+  return out;
+}
+
+std::string attrs_text(const std::map<std::string, int64_t>& attrs) {
+  std::string out;
+  for (const auto& [name, value] : attrs) out += (out.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return out;
+}
+
+bool fresh(const TuningRecord& r) { return r.versions == Versions::current(); }
+
+// The total order merge keeps the first of: fresh before stale, then search::better,
+// then anything else that tells two records apart, so the pick never depends on
+// which input came first. best_records() ranks in SQL the same way.
+bool merge_before(const TuningRecord& a, const TuningRecord& b) {
+  if (fresh(a) != fresh(b)) return fresh(a);
+  if (search::better(a, b)) return true;
+  if (search::better(b, a)) return false;
+  return std::tie(a.measurement.timestamp, a.measurement.host, a.strategy, a.versions.compiler,
+                  a.versions.cost_model) < std::tie(b.measurement.timestamp, b.measurement.host,
+                                                    b.strategy, b.versions.compiler, b.versions.cost_model);
+}
+
+}  // namespace
+
+std::string resolve_db_path(const std::optional<std::string>& flag) {
+  if (flag && !flag->empty()) return *flag;
+  if (const char* env = std::getenv("PTO_TUNE_DB"); env && *env) return env;
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) usage_error("no tuning database given: pass --db PATH or set PTO_TUNE_DB (HOME is not set)");
+  return (fs::path(home) / ".cache" / "pto-tune" / "tune.db").string();
+}
+
+struct TuningDb::Impl {
+  Impl(const std::string& path, bool writable)
+      : connection(path, writable ? Connection::Mode::ReadWrite : Connection::Mode::ReadOnly) {}
+  std::mutex mutex;  // one statement sequence at a time on the connection
+  Connection connection;
+  bool writable = false;
+
+  int64_t id_of(std::string_view select, std::string_view value) {
+    Statement s = connection.prepare(select);
+    s.bind(1, value);
+    if (!s.step()) internal_error("tuning database: row for '" + std::string(value) + "' vanished");
+    return s.integer(0);
+  }
+
+  // The one write path; the caller holds the mutex and a transaction. Returns how
+  // many rows were new.
+  size_t insert_records(std::span<const TuningRecord> records) {
+    Statement target = connection.prepare(
+        "INSERT OR IGNORE INTO targets (fingerprint, name, json) VALUES (?, ?, '')");
+    Statement workload = connection.prepare(
+        "INSERT OR IGNORE INTO workloads (key, op, shape, dtype, attrs) VALUES (?, ?, ?, ?, ?)");
+    Statement config = connection.prepare("INSERT OR IGNORE INTO configs (json) VALUES (?)");
+    Statement measurement = connection.prepare(R"sql(
+      INSERT OR IGNORE INTO measurements (workload_id, config_id, target_fingerprint, backend,
+        status, error, usable, median_ns, p10_ns, p90_ns, repetitions, predicted_ns, simulated,
+        verified, max_abs_err, detail, compiler_version, cost_model_version, host, strategy, timestamp)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+    size_t added = 0;
+    for (const TuningRecord& r : records) {
+      const std::string key = r.workload.key();
+      target.bind(1, r.target_fingerprint).bind(2, r.target_name).run();
+      workload.bind(1, key).bind(2, r.workload.op).bind(3, shape_text(r.workload.shape))
+          .bind(4, std::string(dtype_name(r.workload.dtype))).bind(5, attrs_text(r.workload.attrs)).run();
+      const std::string config_text = r.config.to_string();
+      config.bind(1, config_text).run();
+      const int64_t workload_id = id_of("SELECT id FROM workloads WHERE key = ?", key);
+      const int64_t config_id = id_of("SELECT id FROM configs WHERE json = ?", config_text);
+      const measure::Measurement& m = r.measurement;
+      measurement.bind(1, workload_id).bind(2, config_id).bind(3, r.target_fingerprint).bind(4, r.backend)
+          .bind(5, std::string(measure::status_name(m.status))).bind(6, m.error)
+          .bind(7, int64_t{r.usable()}).bind(8, m.stats.median_ns).bind(9, m.stats.p10_ns)
+          .bind(10, m.stats.p90_ns).bind(11, int64_t{m.stats.repetitions}).bind(12, m.predicted_ns)
+          .bind(13, int64_t{m.simulated}).bind(14, int64_t{m.verified}).bind(15, m.max_abs_err)
+          .bind(16, m.detail_json).bind(17, r.versions.compiler).bind(18, r.versions.cost_model)
+          .bind(19, m.host).bind(20, r.strategy).bind(21, m.timestamp);
+      measurement.step();
+      added += static_cast<size_t>(connection.changes());
+      measurement.reset();
+    }
+    return added;
+  }
+
+  std::vector<TuningRecord> best_of(const RecordKey& key, size_t k) {
+    Statement s = connection.prepare(std::string(kSelectRecord) + R"sql(
+      WHERE m.workload_id = (SELECT id FROM workloads WHERE key = ?)
+        AND m.target_fingerprint = ? AND m.backend = ? AND m.usable = 1
+      ORDER BY m.median_ns, c.json, m.timestamp LIMIT ?)sql");
+    s.bind(1, key.workload).bind(2, key.target_fingerprint).bind(3, key.backend).bind(4, static_cast<int64_t>(k));
+    return read_all(s);
+  }
+};
+
+TuningDb::TuningDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TuningDb::~TuningDb() = default;
+
+std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode) {
+  const bool writable = mode == OpenMode::ReadWrite;
+  if (fs::exists(path)) {
+    check_existing_file(path, mode);
+    validated_version(path);
+  } else if (!writable) {
+    db_error(path, "does not exist");
+  }
+  if (writable) prepare_folder(path);
+  auto impl = std::make_unique<Impl>(path, writable);
+  impl->writable = writable;
+  if (writable) {
+    impl->connection.exec("PRAGMA journal_mode = WAL");
+    impl->connection.exec("PRAGMA synchronous = NORMAL");
+    migrate(impl->connection);
+  } else if (schema_version(impl->connection) != current_schema_version()) {
+    db_error(path, "has an older schema: open it for writing once to migrate it");
+  }
+  return std::unique_ptr<TuningDb>(new TuningDb(std::move(impl)));
+}
+
+void TuningDb::commit(std::span<const TuningRecord> records) {
+  std::lock_guard lock(impl_->mutex);
+  Transaction t(impl_->connection);
+  impl_->insert_records(records);
+  t.commit();
+}
+
+std::optional<TuningRecord> TuningDb::best(const RecordKey& key) {
+  std::vector<TuningRecord> top = top_k(key, 1);
+  if (top.empty()) return std::nullopt;
+  return std::move(top.front());
+}
+
+std::vector<TuningRecord> TuningDb::top_k(const RecordKey& key, size_t k) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->best_of(key, k);
+}
+
+std::string TuningDb::location() const { return impl_->connection.path(); }
+
+void TuningDb::remember_target(const Target& target) {
+  std::lock_guard lock(impl_->mutex);
+  Transaction t(impl_->connection);
+  impl_->connection
+      .prepare("INSERT INTO targets (fingerprint, name, json) VALUES (?1, ?2, ?3) "
+               "ON CONFLICT (fingerprint) DO UPDATE SET name = ?2, json = ?3")
+      .bind(1, target.fingerprint()).bind(2, target.name).bind(3, target.to_json().dump())
+      .run();
+  t.commit();
+}
+
+std::vector<TuningRecord> TuningDb::records(const std::string& op) {
+  std::lock_guard lock(impl_->mutex);
+  Statement s = impl_->connection.prepare(std::string(kSelectRecord) +
+                                          "WHERE ?1 = '' OR w.op = ?1 ORDER BY m.id");
+  s.bind(1, op);
+  return read_all(s);
+}
+
+std::vector<TuningRecord> TuningDb::best_records(const std::string& op) {
+  const Versions now = Versions::current();
+  std::lock_guard lock(impl_->mutex);
+  // Ranked within each key as merge_before() ranks: fresh first, then search::better's
+  // order, then the rest of the record, so that every database holding the same
+  // records answers with the same one.
+  Statement ranked = impl_->connection.prepare(std::string(kSelectRecord) + R"sql(
+    JOIN (SELECT id FROM (SELECT m2.id, ROW_NUMBER() OVER (
+            PARTITION BY m2.workload_id, m2.target_fingerprint, m2.backend
+            ORDER BY (m2.compiler_version = ?2 AND m2.cost_model_version = ?3) DESC, m2.median_ns, c2.json,
+                     m2.timestamp, m2.host, m2.strategy, m2.compiler_version, m2.cost_model_version, m2.id) AS rank
+          FROM measurements m2 JOIN configs c2 ON c2.id = m2.config_id
+          JOIN workloads w2 ON w2.id = m2.workload_id
+          WHERE m2.usable = 1 AND (?1 = '' OR w2.op = ?1))
+          WHERE rank = 1) best ON best.id = m.id
+    ORDER BY w.key, m.target_fingerprint, m.backend)sql");
+  ranked.bind(1, op).bind(2, now.compiler).bind(3, now.cost_model);
+  return read_all(ranked);
+}
+
+size_t TuningDb::export_json(const std::string& file, const std::string& op) {
+  const Versions now = Versions::current();
+  json j{{"format", "pto-tune-configs"},
+         {"version", kExportFormatVersion},
+         {"compiler", now.compiler},
+         {"cost_model", now.cost_model},
+         {"records", json::array()}};
+  const std::vector<TuningRecord> best = best_records(op);
+  for (const TuningRecord& r : best) j["records"].push_back(r.to_json());
+  std::ofstream out(file);
+  out << j.dump(1) << "\n";
+  out.close();
+  if (!out) fail(ErrorCategory::Io, "cannot write the export file '" + file + "'");
+  return best.size();
+}
+
+size_t TuningDb::import_json(const std::string& file) {
+  const json j = json_read::parse(json_read::read_text_file(file, "export file"), "export file '" + file + "'");
+  json_read::object(j, file);
+  if (!j.contains("format") || j["format"] != "pto-tune-configs" || !j.contains("records"))
+    usage_error("'" + file + "' is not a pto-tune export (no \"format\":\"pto-tune-configs\" with \"records\")");
+  const int64_t version = json_read::integer(j["version"], "version", 1, INT32_MAX, "a format version");
+  if (version > kExportFormatVersion) {
+    fail(ErrorCategory::Db, "'" + file + "' has export format version " + std::to_string(version) +
+                                ", newer than this pto-tune's " + std::to_string(kExportFormatVersion));
+  }
+  std::vector<TuningRecord> records;
+  const json& list = json_read::array(j["records"], "records", 0, SIZE_MAX);
+  for (size_t i = 0; i < list.size(); ++i) {
+    try {
+      records.push_back(TuningRecord::from_json(list[i]));
+    } catch (const Error& e) {
+      fail(e.category(), "'" + file + "' records[" + std::to_string(i) + "]: " + e.what());
+    }
+  }
+  std::lock_guard lock(impl_->mutex);
+  Transaction t(impl_->connection);
+  const size_t added = impl_->insert_records(records);
+  t.commit();
+  return added;
+}
+
+MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::string& out) {
+  MergeSummary summary;
+  summary.inputs = inputs.size();
+  // Open everything first: a bad input stops the merge before `out` changes.
+  std::vector<std::unique_ptr<TuningDb>> sources;
+  for (const std::string& path : inputs) sources.push_back(open(path, OpenMode::ReadOnly));
+  std::unique_ptr<TuningDb> target = open(out, OpenMode::ReadWrite);
+
+  std::map<RecordKey, TuningRecord> kept;
+  auto consider = [&](TuningRecord r) {
+    const RecordKey key = r.key();
+    auto it = kept.find(key);
+    if (it == kept.end()) kept.emplace(key, std::move(r));
+    else if (merge_before(r, it->second)) it->second = std::move(r);
+  };
+  for (const auto& source : sources)
+    for (TuningRecord& r : source->best_records()) consider(std::move(r));
+  for (TuningRecord& r : target->best_records()) consider(std::move(r));
+
+  std::vector<TuningRecord> winners;
+  for (auto& [key, r] : kept) {
+    summary.stale += fresh(r) ? 0 : 1;
+    winners.push_back(std::move(r));
+  }
+  summary.keys = winners.size();
+  std::lock_guard lock(target->impl_->mutex);
+  Transaction t(target->impl_->connection);
+  summary.added = target->impl_->insert_records(winners);
+  t.commit();
+  return summary;
+}
+
+std::vector<std::string> TuningDb::check() {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> problems;
+  Connection& c = impl_->connection;
+  for (Statement s = c.prepare("PRAGMA integrity_check"); s.step();) {
+    if (s.text_view(0) != "ok") problems.push_back("integrity: " + s.text(0));
+  }
+  for (Statement s = c.prepare("PRAGMA foreign_key_check"); s.step();)
+    problems.push_back("foreign key: a row of '" + s.text(0) + "' points at a missing '" + s.text(2) + "'");
+  for (std::string& p : schema_problems(c)) problems.push_back("schema: " + p);
+  if (const int v = schema_version(c); v != current_schema_version())
+    problems.push_back("schema: version " + std::to_string(v) + ", expected " + std::to_string(current_schema_version()));
+  return problems;
+}
+
+}  // namespace pto::db

@@ -1,0 +1,417 @@
+// TuningDb: the store against a brute-force reference (failures never best), the
+// schema version and its migrations, concurrent writers in two processes, a writer
+// killed mid-transaction, bad files reported and left byte-identical, export/import
+// and merge (best per key, idempotent, order-independent, fresh before stale).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "db/schema.h"
+#include "db/sqlite.h"
+#include "db/tuning_db.h"
+#include "tests/core/error_testing.h"
+#include "tests/db/records_testing.h"
+#include "tests/temp_dir.h"
+
+namespace pto::db {
+namespace {
+
+namespace fs = std::filesystem;
+using db_testing::file_bytes;
+using db_testing::make_record;
+using db_testing::random_records;
+using search::RecordKey;
+using search::TuningRecord;
+using testing::expect_error;
+using testing_support::TempDir;
+
+std::vector<std::string> as_json(const std::vector<TuningRecord>& records) {
+  std::vector<std::string> out;
+  for (const TuningRecord& r : records) out.push_back(r.to_json().dump());
+  return out;
+}
+
+std::vector<std::string> sorted_json(const std::vector<TuningRecord>& records) {
+  std::vector<std::string> out = as_json(records);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<RecordKey> keys_of(const std::vector<TuningRecord>& records) {
+  std::vector<RecordKey> keys;
+  for (const TuningRecord& r : records) keys.push_back(r.key());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+TEST(TuningDb, BestAndTopKAgreeWithBruteForce) {
+  const TempDir dir("db_store");
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    std::mt19937_64 rng(seed);
+    const std::string path = dir.str() + "/s" + std::to_string(seed) + ".db";
+    auto db = TuningDb::open(path);
+    std::vector<TuningRecord> all;
+    for (int batch = 0; batch < 6; ++batch) {
+      std::vector<TuningRecord> records = random_records(rng, 1 + rng() % 15, 1000 * batch + 1);
+      db->commit(records);
+      all.insert(all.end(), records.begin(), records.end());
+    }
+    EXPECT_EQ(db->records().size(), all.size());
+    for (const RecordKey& key : keys_of(all)) {
+      for (size_t k : {1u, 3u, 100u}) {
+        const std::vector<TuningRecord> got = db->top_k(key, k);
+        const std::vector<TuningRecord> want = db_testing::brute_force_top_k(all, key, k);
+        ASSERT_EQ(got.size(), want.size()) << key.workload << " k=" << k;
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_TRUE(got[i].usable());
+          EXPECT_EQ(got[i].time_ns(), want[i].time_ns());
+          EXPECT_EQ(got[i].config, want[i].config);
+        }
+      }
+      const std::optional<TuningRecord> best = db->best(key);
+      const auto want = db_testing::brute_force_top_k(all, key, 1);
+      EXPECT_EQ(best.has_value(), !want.empty());
+      if (best) EXPECT_TRUE(best->usable());
+    }
+  }
+}
+
+TEST(TuningDb, FailuresAreStoredButNeverBest) {
+  const TempDir dir("db_fail");
+  auto db = TuningDb::open(dir.str() + "/t.db");
+  TuningRecord fast_but_failed = make_record("matmul|256,256,256|fp16", R"({"vec":[8,128]})", 1);
+  fast_but_failed.measurement.status = measure::Status::WRONG_RESULT;
+  fast_but_failed.measurement.error = "max error 3.5";
+  TuningRecord zero_time = make_record("matmul|256,256,256|fp16", R"({"vec":[16,128]})", 0);
+  const TuningRecord slow = make_record("matmul|256,256,256|fp16", R"({"vec":[32,128]})", 900);
+  db->commit(std::vector{fast_but_failed, zero_time, slow});
+  const std::vector<TuningRecord> all = db->records();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].measurement.status, measure::Status::WRONG_RESULT);
+  EXPECT_EQ(all[0].measurement.error, "max error 3.5");
+  EXPECT_EQ(db->best(slow.key())->config, slow.config);
+  EXPECT_EQ(db->top_k(slow.key(), 10).size(), 1u);
+}
+
+TEST(TuningDb, RecordsRoundTripEveryFieldAndFilterByOp) {
+  const TempDir dir("db_fields");
+  auto db = TuningDb::open(dir.str() + "/t.db");
+  TuningRecord r = make_record("matmul|64,128,256|fp16|transpose_b=1", R"({"cube":{"m":[16,16],"k":[16,32],"n":[16,16]}})", 123.5);
+  r.measurement.simulated = true;
+  r.measurement.verified = true;
+  r.measurement.max_abs_err = 0.25;
+  r.measurement.detail_json = R"({"bound":"cube"})";
+  r.measurement.timestamp = 1700000000;
+  r.versions = {"0.0.9", "0.1.0"};
+  const TuningRecord other = make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50);
+  db->commit(std::vector{r, other});
+  const std::vector<TuningRecord> matmuls = db->records("matmul");
+  ASSERT_EQ(matmuls.size(), 1u);
+  EXPECT_EQ(matmuls[0].to_json(), r.to_json());
+  EXPECT_EQ(db->records("softmax").size(), 1u);
+  EXPECT_EQ(db->records().size(), 2u);
+  EXPECT_TRUE(db->records("gelu").empty());
+}
+
+TEST(TuningDb, AnIdenticalRecordIsStoredOnce) {
+  const TempDir dir("db_ident");
+  auto db = TuningDb::open(dir.str() + "/t.db");
+  const TuningRecord r = make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50);
+  db->commit(std::vector{r, r});
+  db->commit(std::vector{r});
+  EXPECT_EQ(db->records().size(), 1u);
+}
+
+TEST(TuningDb, SchemaVersionAndMigrations) {
+  const TempDir dir("db_schema");
+  const std::string path = dir.str() + "/t.db";
+  TuningDb::open(path)->commit(std::vector{make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50)});
+  {
+    Connection c(path, Connection::Mode::ReadWrite);
+    EXPECT_EQ(schema_version(c), current_schema_version());
+    EXPECT_TRUE(schema_problems(c).empty());
+    // A made-up version 2 on top of the real steps: applied once, and again a no-op.
+    std::vector<Migration> steps(migrations().begin(), migrations().end());
+    steps.push_back({current_schema_version(), "ALTER TABLE measurements ADD COLUMN energy_j REAL NOT NULL DEFAULT 0"});
+    migrate(c, steps);
+    migrate(c, steps);
+    EXPECT_EQ(schema_version(c, current_schema_version() + 1), current_schema_version() + 1);
+    EXPECT_EQ(c.prepare("SELECT COUNT(*) FROM measurements WHERE energy_j = 0").step(), true);
+  }
+  // This build does not know version 2: the file is reported and left as it is.
+  const std::string before = file_bytes(path);
+  expect_error([&] { TuningDb::open(path); }, ErrorCategory::Db, {path, "schema version 2", "newer"});
+  expect_error([&] { TuningDb::open(path, OpenMode::ReadOnly); }, ErrorCategory::Db, {"newer"});
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+TEST(TuningDb, AnEmptyFileMigratesFromVersionZero) {
+  const TempDir dir("db_v0");
+  const std::string path = dir.write("empty.db", "");
+  {
+    Connection c(path, Connection::Mode::ReadOnly);
+    EXPECT_EQ(schema_version(c), 0);
+  }
+  auto db = TuningDb::open(path);
+  EXPECT_TRUE(db->check().empty());
+}
+
+TEST(TuningDb, TwoProcessesWritingAtOnceLoseNothing) {
+  const TempDir dir("db_procs");
+  const std::string path = dir.str() + "/t.db";
+  TuningDb::open(path);  // created before the writers race to create it
+  constexpr int kBatches = 40, kPerBatch = 5;
+  std::vector<pid_t> children;
+  for (int child = 0; child < 2; ++child) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int code = 0;
+      try {
+        auto db = TuningDb::open(path);
+        std::mt19937_64 rng(child);
+        for (int b = 0; b < kBatches; ++b)
+          db->commit(random_records(rng, kPerBatch, (child + 1) * 1000000 + b * kPerBatch));
+      } catch (...) {
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto db = TuningDb::open(path);
+  EXPECT_EQ(db->records().size(), size_t{2 * kBatches * kPerBatch});
+  EXPECT_TRUE(db->check().empty());
+}
+
+TEST(TuningDb, AWriterKilledMidTransactionLeavesASoundDatabase) {
+  const TempDir dir("db_kill");
+  const std::string path = dir.str() + "/t.db";
+  TuningDb::open(path);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    auto db = TuningDb::open(path);
+    std::mt19937_64 rng(7);
+    for (int64_t b = 0;; ++b) {
+      db->commit(random_records(rng, 200, b * 200));
+      if (b == 2) (void)!::write(ready[1], "x", 1);  // some batches are in
+    }
+  }
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::usleep(20000);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  auto db = TuningDb::open(path);
+  EXPECT_EQ(db->check(), std::vector<std::string>{});
+  const size_t stored = db->records().size();
+  EXPECT_GE(stored, 600u);
+  EXPECT_EQ(stored % 200, 0u) << "a batch was stored in part";
+  std::mt19937_64 rng(8);
+  db->commit(random_records(rng, 3, -100));  // and the database takes writes again
+  EXPECT_EQ(db->records().size(), stored + 3);
+}
+
+TEST(TuningDb, BadFilesAreReportedAndLeftByteIdentical) {
+  const TempDir dir("db_bad");
+  const std::string text = dir.write("notes.db", "these are my notes, not a database\n");
+  const std::string other_sqlite = dir.str() + "/other.db";
+  {
+    Connection c(other_sqlite, Connection::Mode::ReadWrite);
+    c.exec("CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (1)");
+  }
+  const std::string corrupt = dir.str() + "/corrupt.db";
+  {
+    auto db = TuningDb::open(corrupt);
+    std::mt19937_64 rng(3);
+    db->commit(random_records(rng, 50));
+  }
+  {  // garbage over the schema page, after the 100-byte header
+    std::string bytes = file_bytes(corrupt);
+    for (size_t i = 100; i < 4096 && i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5 ^ i);
+    std::ofstream(corrupt, std::ios::binary) << bytes;
+  }
+  const std::vector<std::tuple<std::string, std::string>> cases = {
+      {text, "not a SQLite database"}, {other_sqlite, "not a pto-tune tuning database"}, {corrupt, "corrupt"}};
+  for (const auto& [path, why] : cases) {
+    const std::string before = file_bytes(path);
+    for (OpenMode mode : {OpenMode::ReadWrite, OpenMode::ReadOnly})
+      expect_error([&] { TuningDb::open(path, mode); }, ErrorCategory::Db, {path, why}, path);
+    expect_error([&] { TuningDb::merge({path}, dir.str() + "/out.db"); }, ErrorCategory::Db, {why}, path);
+    EXPECT_EQ(file_bytes(path), before) << path;
+    EXPECT_FALSE(fs::exists(path + "-wal")) << path;
+  }
+  EXPECT_FALSE(fs::exists(dir.str() + "/out.db")) << "merge wrote its output despite a bad input";
+}
+
+TEST(TuningDb, CorruptDataPagesAreFoundByCheck) {
+  const TempDir dir("db_pages");
+  const std::string path = dir.str() + "/t.db";
+  {
+    auto db = TuningDb::open(path);
+    std::mt19937_64 rng(4);
+    db->commit(random_records(rng, 400));
+  }
+  std::string bytes = file_bytes(path);
+  ASSERT_GT(bytes.size(), 5 * 4096u);
+  for (size_t i = 3 * 4096 + 8; i < 5 * 4096; ++i) bytes[i] = static_cast<char>(i * 7);
+  std::ofstream(path, std::ios::binary) << bytes;
+  std::vector<std::string> problems;
+  try {
+    problems = TuningDb::open(path, OpenMode::ReadOnly)->check();
+  } catch (const Error& e) {
+    problems.push_back(e.what());
+  }
+  EXPECT_FALSE(problems.empty());
+  EXPECT_EQ(file_bytes(path), bytes);
+}
+
+TEST(TuningDb, ReadOnlyFileOrFolderIsAClearError) {
+  const TempDir dir("db_ro");
+  const std::string path = dir.str() + "/t.db";
+  TuningDb::open(path)->commit(std::vector{make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50)});
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const std::string before = file_bytes(path);
+  expect_error([&] { TuningDb::open(path); }, ErrorCategory::Db, {path, "read-only"});
+  EXPECT_EQ(TuningDb::open(path, OpenMode::ReadOnly)->records().size(), 1u);
+  EXPECT_EQ(file_bytes(path), before);
+
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  expect_error([&] { TuningDb::open((locked / "new.db").string()); }, ErrorCategory::Db, {"read-only"});
+  EXPECT_FALSE(fs::exists(locked / "new.db"));
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
+TEST(TuningDb, AMissingFileOpenedReadOnlyIsAnError) {
+  const TempDir dir("db_missing");
+  expect_error([&] { TuningDb::open(dir.str() + "/none.db", OpenMode::ReadOnly); }, ErrorCategory::Db,
+               {"none.db", "does not exist"});
+  EXPECT_FALSE(fs::exists(dir.path() / "none.db"));
+}
+
+TEST(TuningDb, ResolvePathPrefersFlagThenEnvironmentThenHome) {
+  ::setenv("PTO_TUNE_DB", "/env/tune.db", 1);
+  EXPECT_EQ(resolve_db_path("/flag/tune.db"), "/flag/tune.db");
+  EXPECT_EQ(resolve_db_path(), "/env/tune.db");
+  ::unsetenv("PTO_TUNE_DB");
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(resolve_db_path(), "/home/someone/.cache/pto-tune/tune.db");
+  ::unsetenv("HOME");
+  expect_error([] { resolve_db_path(); }, ErrorCategory::Usage, {"--db", "PTO_TUNE_DB"});
+}
+
+TEST(TuningDb, ExportImportRoundTrip) {
+  const TempDir dir("db_export");
+  auto a = TuningDb::open(dir.str() + "/a.db");
+  std::mt19937_64 rng(11);
+  a->commit(random_records(rng, 120));
+  const size_t exported = a->export_json(dir.str() + "/configs.json");
+  EXPECT_EQ(exported, a->best_records().size());
+  const nlohmann::json j = nlohmann::json::parse(file_bytes(dir.str() + "/configs.json"));
+  EXPECT_EQ(j["format"], "pto-tune-configs");
+  EXPECT_EQ(j["version"], kExportFormatVersion);
+
+  auto b = TuningDb::open(dir.str() + "/b.db");
+  EXPECT_EQ(b->import_json(dir.str() + "/configs.json"), exported);
+  EXPECT_EQ(as_json(b->best_records()), as_json(a->best_records()));
+  EXPECT_EQ(b->import_json(dir.str() + "/configs.json"), 0u) << "a second import adds nothing";
+  EXPECT_EQ(a->export_json(dir.str() + "/softmax.json", "softmax"), a->best_records("softmax").size());
+}
+
+TEST(TuningDb, BadImportsStoreNothing) {
+  const TempDir dir("db_import");
+  auto db = TuningDb::open(dir.str() + "/t.db");
+  nlohmann::json good = nlohmann::json::parse(R"({"format":"pto-tune-configs","version":1,"records":[]})");
+  good["records"].push_back(make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50).to_json());
+  nlohmann::json bad_record = good;
+  bad_record["records"].push_back(make_record("softmax|64,256|fp16", R"({"vec":[8,128]})", 50).to_json());
+  bad_record["records"][1]["config"]["vec"] = "wide";
+  nlohmann::json newer = good;
+  newer["version"] = kExportFormatVersion + 1;
+  expect_error([&] { db->import_json(dir.write("bad.json", bad_record.dump())); }, ErrorCategory::Usage,
+               {"records[1]", "vec"});
+  expect_error([&] { db->import_json(dir.write("newer.json", newer.dump())); }, ErrorCategory::Db, {"newer"});
+  expect_error([&] { db->import_json(dir.write("other.json", "{\"a\":1}")); }, ErrorCategory::Usage,
+               {"not a pto-tune export"});
+  expect_error([&] { db->import_json(dir.write("broken.json", "{")); }, ErrorCategory::Usage, {"not valid JSON"});
+  EXPECT_TRUE(db->records().empty());
+}
+
+TEST(TuningDb, MergeKeepsTheBestPerKeyIdempotentAndInAnyOrder) {
+  const TempDir dir("db_merge");
+  std::vector<TuningRecord> all;
+  std::vector<std::string> inputs;
+  for (int shard = 0; shard < 3; ++shard) {
+    std::mt19937_64 rng(100 + shard);
+    const std::string path = dir.str() + "/shard" + std::to_string(shard) + ".db";
+    const std::vector<TuningRecord> records = random_records(rng, 60, shard * 1000);
+    TuningDb::open(path)->commit(records);
+    all.insert(all.end(), records.begin(), records.end());
+    inputs.push_back(path);
+  }
+  const MergeSummary first = TuningDb::merge(inputs, dir.str() + "/out1.db");
+  const MergeSummary again = TuningDb::merge(inputs, dir.str() + "/out1.db");
+  const std::vector<std::string> reversed(inputs.rbegin(), inputs.rend());
+  TuningDb::merge(reversed, dir.str() + "/out2.db");
+  TuningDb::merge({inputs[2]}, dir.str() + "/out3.db");
+  TuningDb::merge({inputs[0], inputs[1]}, dir.str() + "/out3.db");
+
+  auto out1 = TuningDb::open(dir.str() + "/out1.db");
+  EXPECT_EQ(first.inputs, 3u);
+  EXPECT_EQ(first.added, first.keys);
+  EXPECT_EQ(again.added, 0u);
+  EXPECT_EQ(out1->records().size(), first.keys);
+  EXPECT_EQ(sorted_json(out1->records()), sorted_json(TuningDb::open(dir.str() + "/out2.db")->records()));
+  EXPECT_EQ(as_json(out1->best_records()), as_json(TuningDb::open(dir.str() + "/out3.db")->best_records()));
+  for (const RecordKey& key : keys_of(all)) {
+    const auto want = db_testing::brute_force_top_k(all, key, 1);
+    const auto got = out1->best(key);
+    ASSERT_EQ(got.has_value(), !want.empty()) << key.workload;
+    if (got) EXPECT_EQ(got->time_ns(), want[0].time_ns());
+  }
+}
+
+TEST(TuningDb, MergeNeverLetsAStaleRecordDisplaceAFreshOne) {
+  const TempDir dir("db_stale");
+  const std::string key = "matmul|256,256,256|fp16";
+  TuningRecord fresh_slow = make_record(key, R"({"vec":[8,128]})", 900);
+  TuningRecord stale_fast = make_record(key, R"({"vec":[16,128]})", 100);
+  stale_fast.versions.compiler = "0.0.1";
+  TuningRecord only_stale = make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 70);
+  only_stale.versions.cost_model = "0.0.1";
+  TuningDb::open(dir.str() + "/a.db")->commit(std::vector{fresh_slow});
+  TuningDb::open(dir.str() + "/b.db")->commit(std::vector{stale_fast, only_stale});
+  for (const auto& order : {std::vector<std::string>{"a", "b"}, std::vector<std::string>{"b", "a"}}) {
+    const std::string out = dir.str() + "/out_" + order[0] + ".db";
+    const MergeSummary s = TuningDb::merge({dir.str() + "/" + order[0] + ".db", dir.str() + "/" + order[1] + ".db"}, out);
+    EXPECT_EQ(s.keys, 2u);
+    EXPECT_EQ(s.stale, 1u);
+    auto db = TuningDb::open(out);
+    const std::vector<TuningRecord> best = db->best_records();
+    ASSERT_EQ(best.size(), 2u);
+    EXPECT_EQ(best[0].config, fresh_slow.config);
+    EXPECT_EQ(best[0].stale_reason(), "");
+    EXPECT_EQ(best[1].stale_reason(), "made by cost model 0.0.1 (now " + std::string(search::Versions::current().cost_model) + ")");
+  }
+}
+
+}  // namespace
+}  // namespace pto::db
