@@ -1,10 +1,18 @@
 // The JIT entry point: compile a workload with the best config known for it.
 //
 // The JIT never tunes on the hot path. It asks a ConfigProvider (implemented by db/
-// on top of the tuning database) and falls back to the op's default config when the
-// provider has nothing or what it has is infeasible for this shape and target.
+// on top of the tuning database: db/config_lookup.h) and falls back to the op's
+// default config when the provider has nothing or what it has does not compile for
+// this shape and target. Every answer carries its provenance (ConfigChoice), so a
+// caller can say where each config came from and whether it is stale.
+//
+// Compiled programs are cached in memory, keyed by workload, target fingerprint and
+// config: compiling the same kernel twice returns the first program. The cache is
+// thread-safe and bounded (kJitCacheCapacity; when full it starts over).
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -15,20 +23,42 @@
 
 namespace pto {
 
+// Where a config came from, best first: a tuned record of this very workload, the
+// tuned record of the nearest shape of the same op, the cost model's pick, the op's
+// default.
+enum class ConfigSource { Exact, Nearest, Model, Default };
+const char* config_source_name(ConfigSource s);  // "exact", "nearest", "model", "default"
+
+struct ConfigChoice {
+  TileConfig config;
+  ConfigSource source = ConfigSource::Default;
+  std::optional<Shape> from_shape;  // Nearest: the tuned shape whose config this is
+  // A tuned record made under other compiler/cost-model versions, or for another
+  // description of the same target: served only because nothing fresh was found.
+  bool stale = false;
+  std::string stale_reason;         // "made by compiler 0.1.0 (now 0.2.0)"
+  // "exact", "nearest 4096,4096,4096", "model", "default", + " (stale: REASON)".
+  std::string describe() const;
+};
+
 class ConfigProvider {
  public:
   virtual ~ConfigProvider() = default;
-  // The tuned config for this workload on this target, if any; `source` says where it
-  // came from ("exact", "nearest 4096,4096,4096", "cost-model").
-  virtual std::optional<TileConfig> lookup(const Workload& w, const Target& t,
-                                           std::string& source) = 0;
+  // The config for this workload on this target with its provenance, or nullopt when
+  // the provider has nothing (the JIT then takes the op's default).
+  virtual std::optional<ConfigChoice> lookup(const Workload& w, const Target& t) = 0;
 };
 
 struct JitResult {
-  Compiled compiled;
-  std::string config_source;  // provider's source, or "default"
+  std::shared_ptr<const Compiled> compiled;  // shared with the cache
+  ConfigChoice choice;    // the provider's, or source Default when it was not used
+  bool cache_hit = false; // the program came from the cache, not from compile()
 };
 
 JitResult jit_compile(const Workload& w, const Target& t, ConfigProvider* provider);
+
+inline constexpr size_t kJitCacheCapacity = 4096;
+size_t jit_cache_size();
+void jit_cache_clear();
 
 }  // namespace pto

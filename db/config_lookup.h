@@ -1,0 +1,69 @@
+// DbConfigProvider: the JIT's ConfigProvider (core/jit.h) on a tuning database — the
+// runtime side of the tuner. It reads the database once, into an immutable in-memory
+// index, and never measures or writes; lookups are thread-safe.
+//
+// The fallback order, each step reported in the answer's ConfigChoice:
+//   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target;
+//   2. nearest: the tuned shape of the same op, dtype, attrs and target nearest to this
+//      one (distance: the sum over dims of |log2(tuned / wanted)|; ties go to the
+//      smaller shape, dim by dim) whose config core::analyze finds feasible here;
+//   3. model: the cost model's best among the first candidates of the search space
+//      (search/space_generator.h), scored within LookupOptions::model_time_cap_ms;
+//   4. default: the op's default config.
+// Stale records — made under other compiler or cost-model versions, or for the same
+// target name with another fingerprint (its description changed) — are never served as
+// fresh: a fresh record wins wherever there is one, and when an exact hit is stale it
+// is served flagged stale, with the version or fingerprint it came from.
+//
+// Records are matched on a backend: the first of LookupOptions::backends the database
+// has for the key (measured on hardware before simulated before predicted).
+//
+// Targets are identified by name within one provider: the provider computes a target's
+// fingerprint the first time it sees the name and reuses it, so a lookup costs a hash
+// of the workload key, not a hash of the target description. A process that changes a
+// target's description under the same name makes a new provider.
+//
+// Answers for a workload are memoized: a nearest or model pick is worked out once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/jit.h"
+#include "search/tuning_record.h"
+
+namespace pto::db {
+
+struct LookupOptions {
+  // Backends whose records may be served, most trusted first.
+  std::vector<std::string> backends = {"npu", "cpu", "sim", "model"};
+  // How long the cost model may score candidates for one model pick (0: skip step 3).
+  double model_time_cap_ms = 50;
+  // The most candidates of the space the model scores for one pick.
+  size_t model_max_candidates = 2000;
+};
+
+class DbConfigProvider : public ConfigProvider {
+ public:
+  // Loads the database at `path` read-only (a missing file is an empty database: every
+  // lookup falls to the model or the default). Db Error for a file that is not a
+  // tuning database; the file is never changed.
+  explicit DbConfigProvider(const std::string& path, LookupOptions options = {});
+  // From records already in memory (TuningDb::best_records(), or tests).
+  explicit DbConfigProvider(const std::vector<search::TuningRecord>& records, LookupOptions options = {});
+  ~DbConfigProvider() override;
+
+  // Always answers (the default at worst); never nullopt.
+  std::optional<ConfigChoice> lookup(const Workload& w, const Target& t) override;
+  ConfigChoice choose(const Workload& w, const Target& t);
+
+  size_t size() const;  // tuned records in the index
+  const std::string& location() const;
+
+ private:
+  struct Index;
+  std::unique_ptr<Index> index_;
+};
+
+}  // namespace pto::db

@@ -1,0 +1,220 @@
+// DbConfigProvider along its four paths — exact, nearest (feasible only, ties broken
+// the same way every time), the cost model's pick, the default — stale records after a
+// version or fingerprint change, backend preference, loading from a database file,
+// many threads at once, and the JIT compiling through it.
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/analyze.h"
+#include "core/op_library.h"
+#include "db/config_lookup.h"
+#include "db/tuning_db.h"
+#include "tests/core/error_testing.h"
+#include "tests/db/records_testing.h"
+#include "tests/temp_dir.h"
+
+namespace pto::db {
+namespace {
+
+using db_testing::make_record;
+using search::TuningRecord;
+
+const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+
+TuningRecord tuned(const std::string& key, const std::string& config, double ns = 1000,
+                   const std::string& backend = "sim") {
+  return make_record(key, config, ns, npu().fingerprint(), backend);
+}
+
+const std::string kSmall = R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,128]},"nbuffer":2})";
+const std::string kOther = R"({"cube":{"m":[32,32],"k":[32,64],"n":[64,64]}})";
+const std::string kTooBig = R"({"cube":{"m":[256,256],"k":[64,256],"n":[256,256]}})";  // overflows L0C
+
+bool feasible(const Workload& w, const TileConfig& c) { return analyze(build_graph(w), c, npu()).feasible; }
+
+TEST(ConfigLookup, ExactHitServesTheTunedConfig) {
+  DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall)});
+  const ConfigChoice c = provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu());
+  EXPECT_EQ(c.source, ConfigSource::Exact);
+  EXPECT_FALSE(c.stale);
+  EXPECT_EQ(c.config, TileConfig::parse(kSmall));
+  EXPECT_EQ(c.describe(), "exact");
+}
+
+TEST(ConfigLookup, NearestTakesTheClosestFeasibleShapeAndBreaksTiesBySmallerShape) {
+  const Workload wanted = Workload::parse_key("matmul|512,512,512|fp16");
+  ASSERT_FALSE(feasible(wanted, TileConfig::parse(kTooBig)));
+  DbConfigProvider provider({
+      tuned("matmul|256,512,512|fp16", kTooBig),    // distance 1, the smallest shape, does not fit
+      tuned("matmul|512,512,1024|fp16", kOther),    // distance 1, the next shape: this one
+      tuned("matmul|1024,512,512|fp16", kSmall),    // distance 1, a larger shape
+      tuned("matmul|4096,4096,4096|fp16", kSmall),  // distance 9
+      tuned("matmul|512,512,512|fp32", kSmall),     // another dtype: not a neighbour
+  });
+  const ConfigChoice c = provider.choose(wanted, npu());
+  EXPECT_EQ(c.source, ConfigSource::Nearest);
+  EXPECT_EQ(c.describe(), "nearest 512,512,1024");
+  EXPECT_EQ(c.config, TileConfig::parse(kOther));
+}
+
+TEST(ConfigLookup, NearestIsTheBruteForceMinimumForRandomShapes) {
+  std::mt19937_64 rng(5);
+  std::vector<TuningRecord> records;
+  std::vector<Shape> shapes;
+  for (int i = 0; i < 40; ++i) {
+    Shape s{int64_t{16} << (rng() % 7), int64_t{16} << (rng() % 7), int64_t{16} << (rng() % 7)};
+    if (std::find(shapes.begin(), shapes.end(), s) != shapes.end()) continue;
+    shapes.push_back(s);
+    records.push_back(tuned("matmul|" + std::to_string(s[0]) + "," + std::to_string(s[1]) + "," +
+                                std::to_string(s[2]) + "|fp16",
+                            kOther));
+  }
+  DbConfigProvider provider(records);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Shape want{int64_t{16 + static_cast<int64_t>(rng() % 1000)}, int64_t{16 + static_cast<int64_t>(rng() % 1000)},
+                     int64_t{16 + static_cast<int64_t>(rng() % 1000)}};
+    Workload w{"matmul", want, DType::F16, {}};
+    double best = 1e300;
+    Shape best_shape;
+    for (const Shape& s : shapes) {
+      double d = 0;
+      for (int i = 0; i < 3; ++i) d += std::abs(std::log2(double(s[i]) / double(want[i])));
+      if (d < best || (d == best && s < best_shape)) best = d, best_shape = s;
+    }
+    const ConfigChoice c = provider.choose(w, npu());
+    ASSERT_EQ(c.source, ConfigSource::Nearest) << w.key();
+    EXPECT_EQ(*c.from_shape, best_shape) << w.key();
+  }
+}
+
+TEST(ConfigLookup, WithoutNeighboursTheCostModelPicksAFeasibleConfig) {
+  DbConfigProvider provider({tuned("softmax|64,128|fp16", R"({"vec":[8,128]})")});
+  const Workload w = Workload::parse_key("matmul|384,768,256|fp16");
+  const ConfigChoice c = provider.choose(w, npu());
+  EXPECT_EQ(c.source, ConfigSource::Model);
+  EXPECT_TRUE(feasible(w, c.config));
+  EXPECT_EQ(provider.choose(w, npu()).config, c.config) << "the same pick every time";
+}
+
+TEST(ConfigLookup, WithoutTheModelItIsTheDefault) {
+  LookupOptions no_model;
+  no_model.model_time_cap_ms = 0;
+  DbConfigProvider provider(std::vector<TuningRecord>{}, no_model);
+  const Workload w = Workload::parse_key("softmax|100,300|fp16");
+  const ConfigChoice c = provider.choose(w, npu());
+  EXPECT_EQ(c.source, ConfigSource::Default);
+  EXPECT_EQ(c.config, default_config(w, build_graph(w), npu()));
+}
+
+TEST(ConfigLookup, StaleVersionsAreReportedAndFreshNeighboursPreferred) {
+  TuningRecord old = tuned("matmul|256,256,256|fp16", kSmall);
+  old.versions.compiler = "0.0.1";
+  const Workload w = Workload::parse_key("matmul|256,256,256|fp16");
+  {
+    DbConfigProvider provider({old});
+    const ConfigChoice c = provider.choose(w, npu());
+    EXPECT_EQ(c.source, ConfigSource::Exact);
+    EXPECT_TRUE(c.stale);
+    EXPECT_NE(c.stale_reason.find("compiler 0.0.1"), std::string::npos) << c.stale_reason;
+    EXPECT_NE(c.describe().find("stale"), std::string::npos);
+  }
+  {
+    DbConfigProvider provider({old, tuned("matmul|256,256,512|fp16", kOther)});
+    const ConfigChoice c = provider.choose(w, npu());
+    EXPECT_EQ(c.source, ConfigSource::Nearest);
+    EXPECT_FALSE(c.stale);
+  }
+  {  // a fresh and a stale record of the same key: the fresh one, however slow
+    TuningRecord fresh_slow = tuned("matmul|256,256,256|fp16", kOther, 1e9);
+    DbConfigProvider provider({old, fresh_slow});
+    const ConfigChoice c = provider.choose(w, npu());
+    EXPECT_FALSE(c.stale);
+    EXPECT_EQ(c.config, TileConfig::parse(kOther));
+  }
+}
+
+TEST(ConfigLookup, ARecordForAnotherFingerprintOfTheTargetIsStale) {
+  const TuningRecord other_fp = make_record("matmul|256,256,256|fp16", kSmall, 100, "00000000deadbeef");
+  DbConfigProvider provider({other_fp});
+  const ConfigChoice c = provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu());
+  EXPECT_TRUE(c.stale);
+  EXPECT_NE(c.stale_reason.find("00000000deadbeef"), std::string::npos) << c.stale_reason;
+  EXPECT_NE(c.stale_reason.find(npu().fingerprint()), std::string::npos) << c.stale_reason;
+  // Not a neighbour either: a nearer shape gets no config from another target description.
+  const ConfigChoice near = provider.choose(Workload::parse_key("matmul|256,256,512|fp16"), npu());
+  EXPECT_NE(near.source, ConfigSource::Nearest);
+}
+
+TEST(ConfigLookup, TheMostTrustedBackendWins) {
+  const std::vector<TuningRecord> records = {tuned("matmul|256,256,256|fp16", kSmall, 100, "model"),
+                                             tuned("matmul|256,256,256|fp16", kOther, 500, "sim")};
+  const Workload w = Workload::parse_key("matmul|256,256,256|fp16");
+  EXPECT_EQ(DbConfigProvider(records).choose(w, npu()).config, TileConfig::parse(kOther));
+  LookupOptions model_only;
+  model_only.backends = {"model"};
+  EXPECT_EQ(DbConfigProvider(records, model_only).choose(w, npu()).config, TileConfig::parse(kSmall));
+}
+
+TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
+  const testing_support::TempDir dir("lookup_file");
+  const std::string path = dir.str() + "/t.db";
+  TuningDb::open(path)->commit(std::vector{tuned("matmul|256,256,256|fp16", kSmall)});
+  DbConfigProvider provider(path);
+  EXPECT_EQ(provider.size(), 1u);
+  EXPECT_EQ(provider.location(), path);
+  EXPECT_EQ(provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu()).source, ConfigSource::Exact);
+  EXPECT_EQ(DbConfigProvider(dir.str() + "/missing.db").size(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/missing.db"));
+  const std::string bad = dir.write("bad.db", "not a database");
+  testing::expect_error([&] { DbConfigProvider p(bad); }, ErrorCategory::Db, {"not a SQLite database"});
+  EXPECT_EQ(db_testing::file_bytes(bad), "not a database");
+}
+
+TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
+  std::vector<TuningRecord> records;
+  for (int64_t m : {64, 128, 256, 512}) records.push_back(tuned("matmul|" + std::to_string(m) + ",256,256|fp16", kOther));
+  std::vector<Workload> asks;
+  for (int64_t m : {64, 96, 128, 200, 256, 300, 512, 1000}) asks.push_back(Workload{"matmul", {m, 256, 256}, DType::F16, {}});
+  asks.push_back(Workload::parse_key("softmax|64,256|fp16"));
+  std::vector<std::string> expected;
+  {
+    DbConfigProvider single(records);
+    for (const Workload& w : asks) expected.push_back(single.choose(w, npu()).describe() + single.choose(w, npu()).config.to_string());
+  }
+  DbConfigProvider shared(records);
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        for (size_t i = 0; i < asks.size(); ++i) {
+          const size_t k = (i + t + round) % asks.size();
+          const ConfigChoice c = shared.choose(asks[k], npu());
+          if (c.describe() + c.config.to_string() != expected[k]) ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
+}
+
+TEST(ConfigLookup, TheJitCompilesWithTheLookedUpConfig) {
+  DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall), tuned("matmul|256,256,256|fp16", kTooBig, 1, "npu")});
+  const JitResult exact = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), &provider);
+  // The npu record is more trusted but does not compile: the JIT falls back to the default.
+  EXPECT_EQ(exact.choice.source, ConfigSource::Default);
+  DbConfigProvider sim_only({tuned("matmul|256,256,256|fp16", kSmall)});
+  const JitResult r = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), &sim_only);
+  EXPECT_EQ(r.choice.source, ConfigSource::Exact);
+  EXPECT_EQ(r.compiled->config.cube, TileConfig::parse(kSmall).cube);
+}
+
+}  // namespace
+}  // namespace pto::db
