@@ -288,7 +288,7 @@ struct SpaceGenerator::Impl {
       ++tally.infeasible;
       return false;
     }
-    if (!programs.insert(program_key(s, c)).second) {
+    if (!programs.insert(search::program_key(s, c)).second) {
       ++tally.equivalent;
       return false;
     }
@@ -350,6 +350,12 @@ uint64_t SpaceGenerator::cube_tiles_proposed() const { return impl_->cube_propos
 uint64_t SpaceGenerator::cube_tiles_pruned() const { return impl_->cube_pruned; }
 TileConfig SpaceGenerator::at(uint64_t index) const { return impl_->at(index); }
 std::optional<uint64_t> SpaceGenerator::index_of(const TileConfig& config) const { return impl_->index_of(config); }
+
+std::optional<uint64_t> SpaceGenerator::program_key(const TileConfig& config) const {
+  const TilingSummary s = impl_->analyzer.analyze(config);
+  if (!s.feasible) return std::nullopt;
+  return search::program_key(s, config);
+}
 
 std::string SpaceGenerator::describe() const {
   const SpaceAxes& a = impl_->axes;

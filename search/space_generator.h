@@ -90,6 +90,10 @@ class SpaceGenerator {
   // Where `config` sits in the space, or nullopt when one of its choices is on no axis.
   // An absent nbuffer counts as 1 and the [kL0,kL1] / [kL0,kAL1,kBL1] forms as equal.
   std::optional<uint64_t> index_of(const TileConfig& config) const;
+  // The identity of the program `config` compiles to — equal for the equivalent
+  // candidates enumeration skips — or nullopt when it is infeasible. For strategies that
+  // make candidates of their own (mutations) and must not propose one program twice.
+  std::optional<uint64_t> program_key(const TileConfig& config) const;
 
   // Visits the feasible, distinct candidates in index order until `visit` returns false
   // or `max_produced` were visited.

@@ -46,6 +46,9 @@ class Strategy {
   // measures), in the order given.
   virtual void observe(std::span<const TileConfig> configs,
                        std::span<const measure::Measurement> results) = 0;
+  // Distinct feasible candidates the strategy has seen in the space: all of them for
+  // exhaustive and for topk on a space it scores whole, those drawn or bred otherwise.
+  virtual uint64_t feasible_seen() const = 0;
 };
 
 std::vector<std::string> strategy_names();  // "auto", "topk", "evolve", "exhaustive", "random"

@@ -10,7 +10,9 @@
 // winner is never slower than it. On a noisy backend the finalists are re-measured
 // interleaved and the winner chosen from that, with its spread. Every measurement is
 // committed to the store as it arrives, so a killed job loses at most the batch in
-// flight.
+// flight. The strategy's noise margin is the default's measured relative spread on a
+// noisy backend, and a fixed 1% on a deterministic one (simulated results: sim, model);
+// search/tuner.cpp says why.
 #pragma once
 
 #include <atomic>
@@ -25,6 +27,7 @@
 
 #include "core/target.h"
 #include "core/workload.h"
+#include "cost_model/coefficients.h"
 #include "measure/runner.h"
 #include "search/tuning_record.h"
 #include "search/tuning_store.h"
@@ -33,16 +36,24 @@ namespace pto::search {
 
 struct TuneOptions {
   std::string strategy = "auto";
-  int64_t budget = 0;          // measurements, the default's included; 0 = the strategy decides
+  // Search measurements, the default's included; 0 = the strategy decides (exhaustive
+  // and random then measure every feasible candidate). On a noisy backend the
+  // finalists' interleaved re-measurement comes on top: at most `finalists` more.
+  int64_t budget = 0;
   double time_limit_s = 0;     // wall time; 0 = none
   uint64_t seed = 1;
   size_t batch_size = 8;       // candidates per runner call
   size_t finalists = 3;        // re-measured interleaved on a noisy backend
-  // Polled between measurements: set it (e.g. from SIGINT) to stop after the one in
-  // flight and keep everything measured so far.
+  // Polled between batches: set it (e.g. from SIGINT) to stop after the batch in flight
+  // and keep everything measured so far (no finalist re-measurement then).
   const std::atomic<bool>* stop = nullptr;
   // Called after each measurement: (measured so far, planned total or 0 when unknown).
   std::function<void(int64_t done, int64_t planned)> progress;
+  // The cost model's coefficients for the strategies' predictions and the records'
+  // predicted_ns: the calibrated ones for (target, backend) when there are any; absent =
+  // the target's datasheet defaults. The caller looks them up (cost_model/ owns where
+  // calibrations live).
+  std::optional<Coefficients> coefficients;
 };
 
 struct TuneCounts {

@@ -1,6 +1,7 @@
-// TuningRecord (see search/tuning_record.h): its key, whether it may win, whether it
-// is stale, its JSON form and the one order that decides "best".
 #include "search/tuning_record.h"
+
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +16,39 @@ namespace {
 
 using nlohmann::json;
 
-const json& required(const json& obj, const char* key) {
-  if (!obj.contains(key)) usage_error(std::string("tuning record: missing required field '") + key + "'");
-  return obj[key];
+constexpr const char* kFields[] = {"workload", "config",    "target_name", "target_fingerprint",
+                                   "backend",  "measurement", "versions",  "strategy"};
+
+// `parent` names the object `key` belongs to ("" for the record itself).
+const json& required(const json& j, const char* key, const std::string& parent = "") {
+  if (!j.contains(key))
+    usage_error("tuning record: missing required field '" + json_read::member_path(parent, key) + "'");
+  return j[key];
+}
+
+// Runs a nested parser and prefixes its usage error with the field it was parsing, so
+// that "stats.median_ns: ..." reads "tuning record measurement: stats.median_ns: ...".
+template <typename Parse>
+auto within(const char* field, Parse&& parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::Usage) throw;
+    usage_error(std::string("tuning record ") + field + ": " + e.what());
+  }
+}
+
+std::string string_field(const json& j, const char* key) {
+  return json_read::string(required(j, key), key);
+}
+
+Versions versions_from_json(const json& j) {
+  json_read::object(j, "versions");
+  json_read::reject_unknown_keys(j, "versions", {"compiler", "cost_model"});
+  Versions v;
+  v.compiler = json_read::string(required(j, "compiler", "versions"), "versions.compiler");
+  v.cost_model = json_read::string(required(j, "cost_model", "versions"), "versions.cost_model");
+  return v;
 }
 
 }  // namespace
@@ -26,52 +57,49 @@ Versions Versions::current() { return {kCompilerVersion, kCostModelVersion}; }
 
 RecordKey TuningRecord::key() const { return {workload.key(), target_fingerprint, backend}; }
 
-bool TuningRecord::usable() const { return measurement.ok() && measurement.stats.median_ns > 0; }
+bool TuningRecord::usable() const { return measurement.ok() && time_ns() > 0; }
 
 std::string TuningRecord::stale_reason(const Versions& now) const {
   std::string reason;
-  auto add = [&](const char* what, const std::string& then, const std::string& today) {
+  auto note = [&reason](const char* what, const std::string& then, const std::string& today) {
     if (then == today) return;
-    reason += (reason.empty() ? "made by " : " and ") + std::string(what) + " " + then + " (now " + today + ")";
+    if (!reason.empty()) reason += ", ";
+    reason += std::string("made by ") + what + " " + (then.empty() ? "(unknown)" : then) + " (now " + today + ")";
   };
-  add("compiler", versions.compiler, now.compiler);
-  add("cost model", versions.cost_model, now.cost_model);
+  note("compiler", versions.compiler, now.compiler);
+  note("cost model", versions.cost_model, now.cost_model);
   return reason;
 }
 
 json TuningRecord::to_json() const {
-  return {{"workload", workload.key()},
-          {"config", config.to_json()},
-          {"target", target_name},
-          {"target_fingerprint", target_fingerprint},
-          {"backend", backend},
-          {"measurement", measurement.to_json()},
-          {"versions", {{"compiler", versions.compiler}, {"cost_model", versions.cost_model}}},
-          {"strategy", strategy}};
+  return json{{"workload", workload.key()},
+              {"config", config.to_json()},
+              {"target_name", target_name},
+              {"target_fingerprint", target_fingerprint},
+              {"backend", backend},
+              {"measurement", measurement.to_json()},
+              {"versions", {{"compiler", versions.compiler}, {"cost_model", versions.cost_model}}},
+              {"strategy", strategy}};
 }
 
 TuningRecord TuningRecord::from_json(const json& j) {
   json_read::object(j, "tuning record");
-  json_read::reject_unknown_keys(j, "tuning record",
-                                 {"workload", "config", "target", "target_fingerprint", "backend",
-                                  "measurement", "versions", "strategy"});
+  json_read::reject_unknown_keys(j, "tuning record", {std::begin(kFields), std::end(kFields)});
   TuningRecord r;
-  r.workload = Workload::parse_key(json_read::string(required(j, "workload"), "workload"));
-  r.config = TileConfig::from_json(required(j, "config"));
-  r.target_name = json_read::string(required(j, "target"), "target");
-  r.target_fingerprint = json_read::string(required(j, "target_fingerprint"), "target_fingerprint");
-  r.backend = json_read::string(required(j, "backend"), "backend");
-  r.measurement = measure::Measurement::from_json(required(j, "measurement"));
-  const json& versions = json_read::object(required(j, "versions"), "versions");
-  r.versions.compiler = json_read::string(required(versions, "compiler"), "versions.compiler");
-  r.versions.cost_model = json_read::string(required(versions, "cost_model"), "versions.cost_model");
+  r.workload = within("workload", [&] { return Workload::parse_key(string_field(j, "workload")); });
+  r.config = within("config", [&] { return TileConfig::from_json(required(j, "config")); });
+  r.target_name = string_field(j, "target_name");
+  r.target_fingerprint = string_field(j, "target_fingerprint");
+  r.backend = string_field(j, "backend");
+  r.measurement = within("measurement", [&] { return measure::Measurement::from_json(required(j, "measurement")); });
+  r.versions = versions_from_json(required(j, "versions"));
   if (j.contains("strategy")) r.strategy = json_read::string(j["strategy"], "strategy");
   return r;
 }
 
 bool better(const TuningRecord& a, const TuningRecord& b) {
   if (a.usable() != b.usable()) return a.usable();
-  if (a.time_ns() != b.time_ns()) return a.time_ns() < b.time_ns();
+  if (a.usable() && a.time_ns() != b.time_ns()) return a.time_ns() < b.time_ns();
   return a.config.to_string() < b.config.to_string();
 }
 

@@ -1,0 +1,130 @@
+#include "search/strategies/scored_pool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "search/candidate_features.h"
+
+namespace pto::search {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// The share of each batch drawn at random among the fresh candidates.
+constexpr size_t kExploreDivisor = 4;
+
+}  // namespace
+
+std::optional<size_t> ScoredPool::add(const TileConfig& config) {
+  const std::optional<uint64_t> program = context_.space->program_key(config);
+  if (!program || by_program_.count(*program)) return std::nullopt;
+  const Estimate e = context_.model->estimate(config);
+  if (!e.feasible || !(e.predicted_ns > 0)) return std::nullopt;
+  Entry entry;
+  entry.config = config;
+  entry.log_predicted = std::log(e.predicted_ns);
+  entry.features = candidate_features(e, config);
+  entry.residual = residual_.predict(entry.features);
+  by_program_.emplace(*program, entries_.size());
+  entries_.push_back(std::move(entry));
+  ++fresh_;
+  return entries_.size() - 1;
+}
+
+std::optional<size_t> ScoredPool::find_or_add(const TileConfig& config) {
+  const std::optional<uint64_t> program = context_.space->program_key(config);
+  if (!program) return std::nullopt;
+  const auto it = by_program_.find(*program);
+  if (it != by_program_.end()) return it->second;
+  return add(config);
+}
+
+double ScoredPool::log_time(size_t i) const {
+  const Entry& e = entries_[i];
+  if (e.state != State::Measured) return e.log_predicted + e.residual;
+  return e.log_measured;
+}
+
+void ScoredPool::mark_proposed(size_t i) {
+  if (entries_[i].state == State::Fresh) --fresh_;
+  entries_[i].state = State::Proposed;
+}
+
+void ScoredPool::observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results) {
+  for (size_t k = 0; k < configs.size() && k < results.size(); ++k) {
+    const std::optional<size_t> i = find_or_add(configs[k]);
+    if (!i) continue;
+    Entry& e = entries_[*i];
+    if (e.state == State::Fresh) --fresh_;
+    e.state = State::Measured;
+    const measure::Measurement& m = results[k];
+    e.log_measured = m.ok() && m.stats.median_ns > 0 ? std::log(m.stats.median_ns) : kInfinity;
+    if (e.log_measured < kInfinity && (!best_log_measured_ || e.log_measured < *best_log_measured_))
+      best_log_measured_ = e.log_measured;
+  }
+  refit();
+}
+
+void ScoredPool::refit() {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> targets;
+  for (const Entry& e : entries_) {
+    if (e.state != State::Measured || e.log_measured == kInfinity) continue;
+    rows.push_back(e.features);
+    targets.push_back(e.log_measured - e.log_predicted);
+  }
+  measured_ok_ = rows.size();
+  residual_.fit(rows, targets);
+  for (Entry& e : entries_)
+    if (e.state != State::Measured) e.residual = residual_.predict(e.features);
+}
+
+std::vector<size_t> ScoredPool::best_of(std::vector<size_t> ids, size_t max) const {
+  const auto by_time = [this](size_t a, size_t b) {
+    return log_time(a) != log_time(b) ? log_time(a) < log_time(b) : a < b;
+  };
+  const size_t n = std::min(max, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), by_time);
+  ids.resize(n);
+  return ids;
+}
+
+std::vector<size_t> ScoredPool::best_fresh(size_t max) const {
+  std::vector<size_t> fresh;
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].state == State::Fresh) fresh.push_back(i);
+  return best_of(std::move(fresh), max);
+}
+
+std::vector<size_t> ScoredPool::best_overall(size_t max) const {
+  std::vector<size_t> all(entries_.size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  return best_of(std::move(all), max);
+}
+
+std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt19937_64& rng) const {
+  if (max == 0 || fresh_ == 0) return {};
+  std::vector<size_t> ranked = best_fresh(fresh_);
+  if (measured_ok_ >= min_measured && best_log_measured_) {
+    const double threshold =
+        *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + residual_.loo_rms();
+    const auto worth_end = std::find_if(ranked.begin(), ranked.end(),
+                                        [&](size_t i) { return log_time(i) >= threshold; });
+    if (worth_end == ranked.begin()) return {};
+  }
+  const size_t explore = max >= kExploreDivisor ? max / kExploreDivisor : 0;
+  const size_t exploit = std::min(max - explore, ranked.size());
+  std::vector<size_t> picked(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit));
+  // The rest: a partial Fisher-Yates shuffle of the fresh candidates not taken.
+  std::vector<size_t> rest(ranked.begin() + static_cast<std::ptrdiff_t>(exploit), ranked.end());
+  for (size_t k = 0; k < rest.size() && picked.size() < max; ++k) {
+    std::swap(rest[k], rest[k + rng() % (rest.size() - k)]);
+    picked.push_back(rest[k]);
+  }
+  return picked;
+}
+
+}  // namespace pto::search

@@ -1,0 +1,279 @@
+// tune(): the one tuning loop. A map of this file:
+//   TuningJob         everything one call holds: graph, space, model, strategy, records
+//   TuningJob::run    baseline -> batches until converged / budget / time / stop -> winner
+//   measure_batch     one runner call, every result committed and counted as it comes
+//   choose_winner     the best usable record; on a noisy backend from an interleaved
+//                     re-measurement of the finalists and the default
+//
+// Noise margins. A strategy stops when nothing left is predicted to beat the measured
+// best by more than its context's noise. On a noisy backend (real time: cpu, npu) that
+// is the default config's measured relative spread, (p90 - p10) / median, clamped to
+// [kMinNoise, kMaxNoise]: a predicted gain inside the run-to-run spread cannot be told
+// from noise anyway. A deterministic backend (its results are `simulated`: sim, model)
+// has no spread; its margin is kDeterministicMargin = 1%, the accuracy the tuning
+// benchmarks hold topk to (>= 0.99 of the exhaustive best), so the search stops when
+// the model expects no more than that from what is left.
+#include "search/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/op_library.h"
+#include "cost_model/estimate.h"
+#include "measure/stats.h"
+#include "search/space_generator.h"
+#include "search/strategy.h"
+
+namespace pto::search {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kDeterministicMargin = 0.01;
+constexpr double kMinNoise = 0.01;
+constexpr double kMaxNoise = 0.25;
+constexpr const char* kDefaultLabel = "default";
+
+void check_options(const TuneOptions& o) {
+  if (o.budget < 0) usage_error("tune: budget must be >= 0 measurements, got " + std::to_string(o.budget));
+  if (o.budget == 1)
+    usage_error("tune: budget 1 leaves no measurement beyond the default config; give at least 2");
+  if (!(o.time_limit_s >= 0) || !std::isfinite(o.time_limit_s))
+    usage_error("tune: time limit must be >= 0 seconds, got " + std::to_string(o.time_limit_s));
+  if (o.batch_size == 0) usage_error("tune: batch size must be at least 1");
+  if (o.finalists == 0) usage_error("tune: finalists must be at least 1");
+  const std::vector<std::string> names = strategy_names();
+  if (std::find(names.begin(), names.end(), o.strategy) == names.end())
+    usage_error("tune: unknown strategy '" + o.strategy + "' (known: auto, topk, evolve, exhaustive, random)");
+}
+
+CostModel make_model(const TensorGraph& graph, const Target& target, const TuneOptions& o) {
+  return o.coefficients ? CostModel(graph, target, *o.coefficients) : CostModel(graph, target);
+}
+
+class TuningJob {
+ public:
+  TuningJob(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,
+            const TuneOptions& options)
+      : runner_(runner),
+        store_(store),
+        options_(options),
+        graph_(build_graph(w)),
+        space_(graph_, target, default_config(w, graph_, target)),
+        model_(make_model(graph_, target, options)),
+        start_(Clock::now()) {
+    result_.workload = w;
+    result_.target_name = target.name;
+    result_.target_fingerprint = target.fingerprint();
+    result_.backend = runner.name();
+    result_.store_location = store.location();
+    result_.counts.total = space_.size();
+  }
+
+  TuneResult run() {
+    const TuningRecord baseline = measure_baseline();
+    SearchContext context{&space_, &model_, options_.seed, noise_margin(baseline)};
+    std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, context);
+    result_.strategy = strategy->name();
+    strategy->observe(std::span(&baseline.config, 1), std::span(&baseline.measurement, 1));
+    search(*strategy);
+    result_.counts.feasible = strategy->feasible_seen();
+    choose_winner(baseline);
+    result_.elapsed_s = seconds_since_start();
+    return std::move(result_);
+  }
+
+ private:
+  TuningRecord measure_baseline() {
+    const std::vector<TuningRecord> records = measure_batch({space_.baseline()}, kDefaultLabel);
+    const TuningRecord& r = records.front();
+    if (!r.usable())
+      internal_error("tune: the default config " + r.config.to_string() + " of " + r.workload.key() +
+                     " could not be measured: " + measure::status_name(r.measurement.status) + " " +
+                     r.measurement.error);
+    return r;
+  }
+
+  double noise_margin(const TuningRecord& baseline) const {
+    if (baseline.measurement.simulated) return kDeterministicMargin;
+    return std::clamp(measure::relative_spread(baseline.measurement.stats), kMinNoise, kMaxNoise);
+  }
+
+  void search(Strategy& strategy) {
+    while (true) {
+      if (options_.stop && options_.stop->load()) return stop();
+      if (options_.time_limit_s > 0 && seconds_since_start() >= options_.time_limit_s) return stop();
+      size_t room = options_.batch_size;
+      if (options_.budget > 0) {
+        const int64_t left = options_.budget - searched_;
+        if (left <= 0) return;
+        room = std::min<size_t>(room, static_cast<size_t>(left));
+      }
+      const std::vector<TileConfig> batch = strategy.propose(room);
+      if (batch.empty()) return;  // converged or exhausted
+      const std::vector<TuningRecord> records = measure_batch(batch, strategy.name());
+      std::vector<measure::Measurement> results;
+      for (const TuningRecord& r : records) results.push_back(r.measurement);
+      strategy.observe(batch, results);
+    }
+  }
+
+  void stop() { result_.stopped = true; }
+
+  // One runner call; every result is committed, counted and reported before it returns.
+  std::vector<TuningRecord> measure_batch(const std::vector<TileConfig>& batch, const std::string& label,
+                                          bool interleaved = false) {
+    std::vector<measure::Measurement> results = interleaved ? runner_.measure_interleaved(result_.workload, batch)
+                                                            : runner_.measure(result_.workload, batch);
+    if (results.size() != batch.size())
+      internal_error("tune: runner " + runner_.name() + " returned " + std::to_string(results.size()) +
+                     " results for " + std::to_string(batch.size()) + " candidates");
+    std::vector<TuningRecord> records;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      // A re-measured finalist keeps the label of the strategy that first proposed it.
+      const std::string proposer = interleaved ? strategy_of(batch[i]) : label;
+      records.push_back(make_record(batch[i], std::move(results[i]), proposer));
+    }
+    store_.commit(records);
+    for (const TuningRecord& r : records) count(r, interleaved);
+    return records;
+  }
+
+  TuningRecord make_record(const TileConfig& config, measure::Measurement m, const std::string& label) const {
+    // The prediction beside the measurement is the tuner's model's: calibrated when the
+    // options carry coefficients, whatever the runner's own model assumed.
+    const double predicted = model_.predict_ns(config);
+    if (std::isfinite(predicted)) m.predicted_ns = predicted;
+    TuningRecord r;
+    r.workload = result_.workload;
+    r.config = config;
+    r.target_name = result_.target_name;
+    r.target_fingerprint = result_.target_fingerprint;
+    r.backend = result_.backend;
+    r.measurement = std::move(m);
+    r.versions = Versions::current();
+    r.strategy = label;
+    return r;
+  }
+
+  void count(const TuningRecord& r, bool remeasure) {
+    ++result_.counts.measured;
+    if (!remeasure) ++searched_;
+    if (!r.measurement.ok()) ++result_.counts.failed[measure::status_name(r.measurement.status)];
+    if (!remeasure) {
+      if (r.usable() && (!best_ || better(r, *best_))) best_ = r;
+      measured_.push_back(r);
+      result_.best_so_far_ns.push_back(best_ ? best_->time_ns() : 0);
+    }
+    if (options_.progress) options_.progress(result_.counts.measured, options_.budget);
+  }
+
+  // The best usable record, never slower than the default. On a noisy backend the
+  // finalists and the default are re-measured interleaved, and the winner is chosen
+  // from that under one machine state.
+  void choose_winner(const TuningRecord& baseline) {
+    const bool noisy = !baseline.measurement.simulated;
+    if (noisy && !result_.stopped && best_ && best_->config != baseline.config) {
+      std::vector<TileConfig> finalists{baseline.config};
+      for (const TuningRecord& r : top_records(options_.finalists))
+        if (r.config != baseline.config) finalists.push_back(r.config);
+      const std::vector<TuningRecord> again = measure_batch(finalists, result_.strategy, /*interleaved=*/true);
+      if (again.front().usable()) {
+        result_.baseline = again.front();
+        result_.best = *std::min_element(again.begin(), again.end(), better);
+        if (!result_.best.usable() || !(result_.best.time_ns() < result_.baseline.time_ns()))
+          result_.best = result_.baseline;
+        return finish();
+      }
+    }
+    result_.baseline = baseline;
+    result_.best = best_ && best_->time_ns() < baseline.time_ns() ? *best_ : baseline;
+    finish();
+  }
+
+  void finish() {
+    result_.speedup_vs_default = result_.baseline.time_ns() / result_.best.time_ns();
+    result_.best_spread = measure::relative_spread(result_.best.measurement.stats);
+  }
+
+  std::vector<TuningRecord> top_records(size_t k) const {
+    std::vector<TuningRecord> usable;
+    for (const TuningRecord& r : measured_)
+      if (r.usable()) usable.push_back(r);
+    std::sort(usable.begin(), usable.end(), better);
+    if (usable.size() > k) usable.resize(k);
+    return usable;
+  }
+
+  std::string strategy_of(const TileConfig& config) const {
+    for (const TuningRecord& r : measured_)
+      if (r.config == config) return r.strategy;
+    return result_.strategy;
+  }
+
+  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  measure::Runner& runner_;
+  TuningStore& store_;
+  const TuneOptions& options_;
+  TensorGraph graph_;
+  SpaceGenerator space_;
+  CostModel model_;
+  Clock::time_point start_;
+  TuneResult result_;
+  int64_t searched_ = 0;                // measurements against the budget
+  std::vector<TuningRecord> measured_;  // this job's search measurements, in order
+  std::optional<TuningRecord> best_;
+};
+
+json best_json(const TuningRecord& r) {
+  return json{{"config", r.config.to_json()},
+              {"measured_ns", r.time_ns()},
+              {"predicted_ns", r.measurement.predicted_ns},
+              {"spread", measure::relative_spread(r.measurement.stats)},
+              {"simulated", r.measurement.simulated},
+              {"strategy", r.strategy}};
+}
+
+}  // namespace
+
+int64_t TuneCounts::failed_total() const {
+  int64_t n = 0;
+  for (const auto& [status, count] : failed) n += count;
+  return n;
+}
+
+json TuneResult::to_json() const {
+  return json{{"workload", workload.key()},
+              {"target", target_name},
+              {"target_fingerprint", target_fingerprint},
+              {"backend", backend},
+              {"strategy", strategy},
+              {"best", best_json(best)},
+              {"default", {{"config", baseline.config.to_json()}, {"measured_ns", baseline.time_ns()}}},
+              {"speedup_vs_default", speedup_vs_default},
+              {"candidates",
+               {{"total", counts.total},
+                {"feasible", counts.feasible},
+                {"measured", counts.measured},
+                {"failed", counts.failed_total()},
+                {"failed_by_status", counts.failed}}},
+              {"best_so_far_ns", best_so_far_ns},
+              {"elapsed_s", elapsed_s},
+              {"stopped", stopped},
+              {"db", store_location}};
+}
+
+TuneResult tune(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,
+                const TuneOptions& options) {
+  check_options(options);
+  return TuningJob(w, target, runner, store, options).run();
+}
+
+}  // namespace pto::search

@@ -1,0 +1,182 @@
+// Strategies, as properties over a few small workloads on ascend910b1: whatever a
+// strategy proposes is feasible and a program not proposed or measured before (the
+// tuner's baseline included); exhaustive covers every distinct feasible candidate; the
+// same seed gives the same proposals; auto says which strategy it picked; unknown names
+// are usage errors. Candidates are "measured" by a deterministic stand-in — the cost
+// model's prediction bent by a per-config factor — so the residual model has something
+// to learn and the tests need no simulator.
+#include "search/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "core/op_library.h"
+#include "search/strategies/strategies.h"
+#include "tests/core/error_testing.h"
+
+namespace pto::search {
+namespace {
+
+const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+
+const std::vector<std::string>& workloads() {
+  static const std::vector<std::string> keys = {
+      "matmul|128,256,192|fp16", "matmul|77,300,200|fp16", "softmax|64,512|fp16",
+      "layernorm|48,1000|fp32",  "rmsnorm|33,700|fp16",    "gelu|100,300|fp16",
+  };
+  return keys;
+}
+
+// One workload's space and model, kept together for a SearchContext.
+struct Subject {
+  Workload workload;
+  TensorGraph graph;
+  SpaceGenerator space;
+  CostModel model;
+  explicit Subject(const std::string& key)
+      : workload(Workload::parse_key(key)),
+        graph(build_graph(workload)),
+        space(graph, npu(), default_config(workload, graph, npu())),
+        model(graph, npu()) {}
+  SearchContext context(uint64_t seed = 1) const { return {&space, &model, seed, 0.01}; }
+};
+
+measure::Measurement stand_in(const CostModel& model, const TileConfig& c) {
+  measure::Measurement m;
+  const double bend = 1 + 0.3 * std::sin(static_cast<double>(std::hash<std::string>{}(c.to_string()) % 1000));
+  const double t = model.predict_ns(c) * bend;
+  m.stats = {t, t, t, 1};
+  m.simulated = true;
+  return m;
+}
+
+// Drives a strategy as the tuner does — the baseline observed first — until it has
+// nothing left or `cap` proposals; returns what it proposed, in order.
+std::vector<TileConfig> drive(Strategy& s, const Subject& setup, size_t batch, size_t cap) {
+  const TileConfig& base = setup.space.baseline();
+  const measure::Measurement bm = stand_in(setup.model, base);
+  s.observe(std::span(&base, 1), std::span(&bm, 1));
+  std::vector<TileConfig> all;
+  while (all.size() < cap) {
+    const std::vector<TileConfig> proposed = s.propose(std::min(batch, cap - all.size()));
+    if (proposed.empty()) break;
+    EXPECT_LE(proposed.size(), batch);
+    std::vector<measure::Measurement> results;
+    for (const TileConfig& c : proposed) results.push_back(stand_in(setup.model, c));
+    s.observe(proposed, results);
+    all.insert(all.end(), proposed.begin(), proposed.end());
+  }
+  return all;
+}
+
+const std::vector<std::string> kConcrete = {"topk", "evolve", "exhaustive", "random"};
+
+TEST(Strategy, ProposesOnlyFeasibleNewPrograms) {
+  for (const std::string& key : workloads()) {
+    const Subject setup(key);
+    for (const std::string& name : kConcrete) {
+      std::unique_ptr<Strategy> s = make_strategy(name, setup.context());
+      EXPECT_EQ(s->name(), name);
+      std::set<uint64_t> programs{*setup.space.program_key(setup.space.baseline())};
+      for (const TileConfig& c : drive(*s, setup, 5, 300)) {
+        const std::optional<uint64_t> program = setup.space.program_key(c);
+        ASSERT_TRUE(program) << key << " " << name << " proposed an infeasible " << c.to_string();
+        EXPECT_TRUE(programs.insert(*program).second) << key << " " << name << " proposed a repeat " << c.to_string();
+      }
+    }
+  }
+}
+
+TEST(Strategy, ExhaustiveCoversEveryDistinctFeasibleCandidate) {
+  for (const std::string& key : workloads()) {
+    const Subject setup(key);
+    std::set<uint64_t> expected;
+    for (const TileConfig& c : setup.space.enumerate(UINT64_MAX)) expected.insert(*setup.space.program_key(c));
+    expected.erase(*setup.space.program_key(setup.space.baseline()));  // measured by the tuner already
+    std::unique_ptr<Strategy> s = make_strategy("exhaustive", setup.context());
+    std::set<uint64_t> got;
+    for (const TileConfig& c : drive(*s, setup, 7, UINT64_MAX)) got.insert(*setup.space.program_key(c));
+    EXPECT_EQ(got, expected) << key;
+    EXPECT_EQ(s->feasible_seen(), setup.space.enumerate(UINT64_MAX).size()) << key;
+  }
+}
+
+TEST(Strategy, SameSeedSameProposals) {
+  for (const std::string& key : {workloads()[1], workloads()[3]}) {
+    const Subject setup(key);
+    for (const std::string& name : kConcrete) {
+      auto run = [&](uint64_t seed) {
+        std::unique_ptr<Strategy> s = make_strategy(name, setup.context(seed));
+        std::vector<std::string> texts;
+        for (const TileConfig& c : drive(*s, setup, 4, 40)) texts.push_back(c.to_string());
+        return texts;
+      };
+      EXPECT_EQ(run(9), run(9)) << key << " " << name;
+    }
+  }
+}
+
+// With measurements that follow the model exactly, the model-guided strategies have a
+// perfect ranking: they stop early, and their first proposal is the model's best.
+TEST(Strategy, ModelGuidedStrategiesStopWhenNothingIsPredictedToWin) {
+  for (const std::string& key : workloads()) {
+    const Subject setup(key);
+    const size_t feasible = setup.space.enumerate(UINT64_MAX).size();
+    if (feasible < 40) continue;
+    std::unique_ptr<Strategy> s = make_strategy("topk", setup.context());
+    const TileConfig& base = setup.space.baseline();
+    auto exact = [&](const TileConfig& c) {
+      measure::Measurement m;
+      const double t = setup.model.predict_ns(c);
+      m.stats = {t, t, t, 1};
+      return m;
+    };
+    const measure::Measurement bm = exact(base);
+    s->observe(std::span(&base, 1), std::span(&bm, 1));
+    size_t proposed = 0;
+    while (true) {
+      const std::vector<TileConfig> batch = s->propose(8);
+      if (batch.empty()) break;
+      std::vector<measure::Measurement> results;
+      for (const TileConfig& c : batch) results.push_back(exact(c));
+      s->observe(batch, results);
+      proposed += batch.size();
+    }
+    EXPECT_LT(proposed, feasible) << key << ": topk measured everything with a perfect model";
+  }
+}
+
+TEST(Strategy, AutoSaysWhichItPicked) {
+  for (const std::string& key : workloads()) {
+    const Subject setup(key);
+    const std::string picked = make_strategy("auto", setup.context())->name();
+    EXPECT_TRUE(picked == "exhaustive" || picked == "topk" || picked == "evolve") << picked;
+    const uint64_t size = setup.space.size();
+    EXPECT_EQ(picked, size <= 64 ? "exhaustive" : size <= kScoreWholeLimit ? "topk" : "evolve") << key;
+  }
+}
+
+TEST(Strategy, UnknownNamesAndBadContextsAreUsageErrors) {
+  const Subject setup(workloads()[0]);
+  testing::expect_error([&] { make_strategy("annealing", setup.context()); }, ErrorCategory::Usage,
+                        {"annealing", "topk", "evolve", "exhaustive", "random"});
+  SearchContext no_space = setup.context();
+  no_space.space = nullptr;
+  testing::expect_error([&] { make_strategy("topk", no_space); }, ErrorCategory::Usage, {"space"});
+  SearchContext loud = setup.context();
+  loud.noise = 1.5;
+  testing::expect_error([&] { make_strategy("topk", loud); }, ErrorCategory::Usage, {"noise", "1.5"});
+  const std::vector<std::string> names = strategy_names();
+  EXPECT_EQ(names.front(), "auto");
+  for (const std::string& n : kConcrete) EXPECT_NE(std::find(names.begin(), names.end(), n), names.end());
+}
+
+}  // namespace
+}  // namespace pto::search

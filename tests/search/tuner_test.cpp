@@ -1,0 +1,295 @@
+// tune(), as properties with an in-memory store and the model and sim backends: the
+// default is always measured and the winner is never slower than it; failures are
+// recorded with their status and never win; every measurement is committed; budget,
+// time limit and stop flag are respected; on a noisy backend the winner comes from the
+// interleaved re-measurement; bad options are usage errors before any measurement; and
+// topk and evolve find the exhaustive winner on small spaces.
+#include "search/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/op_library.h"
+#include "measure/stats.h"
+#include "tests/core/error_testing.h"
+
+namespace pto::search {
+namespace {
+
+using measure::Measurement;
+using measure::Status;
+
+const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+
+const std::vector<std::string>& small_workloads() {
+  static const std::vector<std::string> keys = {
+      "matmul|128,256,192|fp16", "matmul|77,300,200|fp16", "matmul|16,512,256|fp16",
+      "softmax|64,512|fp16",     "layernorm|48,1000|fp32", "rmsnorm|33,700|fp16",
+      "gelu|100,300|fp16",
+  };
+  return keys;
+}
+
+bool is_default(const TileConfig& c, const Workload& w) {
+  const TensorGraph g = build_graph(w);
+  return c == default_config(w, g, npu());
+}
+
+// A runner that wraps another and fails every candidate `fails` picks (never the
+// default), optionally pretending to be noisy: its results are then not `simulated`,
+// they carry a spread, and measure_interleaved is counted.
+class FakeRunner : public measure::Runner {
+ public:
+  FakeRunner(std::unique_ptr<measure::Runner> inner, std::function<bool(const TileConfig&)> fails, bool noisy = false)
+      : inner_(std::move(inner)), fails_(std::move(fails)), noisy_(noisy) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& batch) override {
+    ++calls;
+    std::vector<Measurement> out = inner_->measure(w, batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!is_default(batch[i], w) && fails_(batch[i])) {
+        out[i].status = Status::RUNTIME_ERROR;
+        out[i].error = "injected";
+        out[i].stats = {1, 1, 1, 1};  // a failure's time must not make it win
+      } else if (noisy_) {
+        out[i].simulated = false;
+        out[i].stats.p10_ns = 0.97 * out[i].stats.median_ns;
+        out[i].stats.p90_ns = 1.03 * out[i].stats.median_ns;
+      }
+    }
+    return out;
+  }
+  std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& f) override {
+    ++interleaved_calls;
+    return measure(w, f);
+  }
+  int calls = 0, interleaved_calls = 0;
+
+ private:
+  std::unique_ptr<measure::Runner> inner_;
+  std::function<bool(const TileConfig&)> fails_;
+  bool noisy_;
+};
+
+bool every_third(const TileConfig& c) { return std::hash<std::string>{}(c.to_string()) % 3 == 0; }
+bool never(const TileConfig&) { return false; }
+
+// The properties every tuning result must have, whatever the options.
+void check_result(const TuneResult& r, const MemoryStore& store, const std::string& context) {
+  SCOPED_TRACE(context);
+  EXPECT_TRUE(is_default(r.baseline.config, r.workload));
+  EXPECT_TRUE(r.best.usable());
+  EXPECT_LE(r.best.time_ns(), r.baseline.time_ns());
+  EXPECT_NEAR(r.speedup_vs_default, r.baseline.time_ns() / r.best.time_ns(), 1e-9);
+  const std::vector<TuningRecord> all = store.all();
+  EXPECT_EQ(static_cast<int64_t>(all.size()), r.counts.measured) << "every measurement is committed";
+  ASSERT_FALSE(all.empty());
+  EXPECT_TRUE(is_default(all.front().config, r.workload)) << "the default is measured first";
+  EXPECT_EQ(all.front().strategy, "default");
+  int64_t failed = 0;
+  for (const TuningRecord& rec : all) {
+    if (!rec.measurement.ok()) ++failed;
+    EXPECT_EQ(rec.versions, Versions::current());
+    EXPECT_EQ(rec.backend, r.backend);
+    EXPECT_EQ(rec.target_fingerprint, npu().fingerprint());
+  }
+  EXPECT_EQ(failed, r.counts.failed_total());
+  EXPECT_FALSE(r.best_so_far_ns.empty());
+  for (size_t i = 1; i < r.best_so_far_ns.size(); ++i) EXPECT_LE(r.best_so_far_ns[i], r.best_so_far_ns[i - 1]);
+  EXPECT_GE(r.counts.total, r.counts.feasible);
+}
+
+TEST(Tune, DefaultMeasuredWinnerNeverSlowerFailuresNeverWin) {
+  for (const std::string& key : small_workloads()) {
+    for (const std::string strategy : {"topk", "evolve", "random", "exhaustive"}) {
+      const Workload w = Workload::parse_key(key);
+      FakeRunner runner(measure::make_runner("model", npu()), every_third);
+      MemoryStore store;
+      TuneOptions o;
+      o.strategy = strategy;
+      o.budget = 30;
+      const TuneResult r = tune(w, npu(), runner, store, o);
+      check_result(r, store, key + " " + strategy);
+      EXPECT_LE(r.counts.measured, 30);
+      EXPECT_FALSE(every_third(r.best.config) && !is_default(r.best.config, w)) << "a failed candidate won";
+      EXPECT_EQ(r.strategy, strategy);
+      // One runner call per batch.
+      EXPECT_LE(runner.calls, 1 + (30 + 7) / 8);
+      int64_t injected = 0;
+      for (const TuningRecord& rec : store.all()) injected += !is_default(rec.config, w) && every_third(rec.config);
+      EXPECT_EQ(r.counts.failed_total(), injected);
+      EXPECT_EQ(r.counts.failed.count("RUNTIME_ERROR") ? r.counts.failed.at("RUNTIME_ERROR") : 0, injected);
+    }
+  }
+}
+
+TEST(Tune, BudgetTimeLimitAndStopFlag) {
+  const Workload w = Workload::parse_key("matmul|77,300,200|fp16");
+  for (int64_t budget : {2, 5, 9, 17}) {
+    FakeRunner runner(measure::make_runner("model", npu()), never);
+    MemoryStore store;
+    TuneOptions o;
+    o.strategy = "random";
+    o.budget = budget;
+    o.batch_size = 4;
+    const TuneResult r = tune(w, npu(), runner, store, o);
+    EXPECT_EQ(r.counts.measured, budget);
+    EXPECT_EQ(static_cast<int64_t>(r.best_so_far_ns.size()), budget);
+    check_result(r, store, "budget " + std::to_string(budget));
+  }
+  for (int64_t stop_after : {1, 4, 9}) {
+    FakeRunner runner(measure::make_runner("model", npu()), never);
+    MemoryStore store;
+    std::atomic<bool> stop = false;
+    TuneOptions o;
+    o.strategy = "exhaustive";
+    o.batch_size = 4;
+    o.stop = &stop;
+    int64_t seen = 0;
+    o.progress = [&](int64_t done, int64_t) {
+      EXPECT_EQ(done, seen + 1) << "progress after each measurement";
+      seen = done;
+      if (done >= stop_after) stop = true;
+    };
+    const TuneResult r = tune(w, npu(), runner, store, o);
+    EXPECT_TRUE(r.stopped);
+    // Stops after the batch in flight.
+    EXPECT_LT(r.counts.measured, stop_after + 4);
+    EXPECT_EQ(r.counts.measured, seen);
+    check_result(r, store, "stop after " + std::to_string(stop_after));
+  }
+  FakeRunner runner(measure::make_runner("model", npu()), never);
+  MemoryStore store;
+  TuneOptions o;
+  o.strategy = "exhaustive";
+  o.time_limit_s = 1e-9;
+  const TuneResult r = tune(w, npu(), runner, store, o);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.counts.measured, 1) << "the time limit is checked before every batch; the default is always measured";
+  check_result(r, store, "time limit");
+}
+
+TEST(Tune, NoisyBackendPicksTheWinnerFromTheInterleavedFinalists) {
+  const Workload w = Workload::parse_key("matmul|128,256,192|fp16");
+  FakeRunner runner(measure::make_runner("model", npu()), never, /*noisy=*/true);
+  MemoryStore store;
+  TuneOptions o;
+  o.strategy = "topk";
+  o.budget = 20;
+  o.finalists = 3;
+  const TuneResult r = tune(w, npu(), runner, store, o);
+  check_result(r, store, "noisy");
+  EXPECT_EQ(runner.interleaved_calls, 1);
+  EXPECT_LE(r.counts.measured, 20 + 1 + 3);
+  EXPECT_NEAR(r.best_spread, 0.06, 1e-9);
+  // The winner and the default are records of the re-measurement: the last committed.
+  const std::vector<TuningRecord> all = store.all();
+  EXPECT_EQ(all[all.size() - 1 - 3].config, r.baseline.config);
+}
+
+TEST(Tune, ResultJsonHasTheDocumentedFields) {
+  const Workload w = Workload::parse_key("softmax|64,512|fp16");
+  FakeRunner runner(measure::make_runner("model", npu()), every_third);
+  MemoryStore store;
+  TuneOptions o;
+  o.budget = 12;
+  const nlohmann::json j = tune(w, npu(), runner, store, o).to_json();
+  for (const char* f : {"workload", "target", "backend", "strategy", "best", "default", "speedup_vs_default",
+                        "candidates", "elapsed_s", "db"})
+    EXPECT_TRUE(j.contains(f)) << f;
+  for (const char* f : {"config", "measured_ns", "predicted_ns"}) EXPECT_TRUE(j["best"].contains(f)) << f;
+  for (const char* f : {"config", "measured_ns"}) EXPECT_TRUE(j["default"].contains(f)) << f;
+  for (const char* f : {"total", "feasible", "measured", "failed"}) EXPECT_TRUE(j["candidates"].contains(f)) << f;
+  EXPECT_EQ(j["db"], "memory");
+  EXPECT_EQ(j["workload"], w.key());
+}
+
+TEST(Tune, BadOptionsAreUsageErrorsBeforeAnyMeasurement) {
+  const Workload w = Workload::parse_key("softmax|64,512|fp16");
+  struct Case {
+    std::function<void(TuneOptions&)> set;
+    std::vector<std::string_view> message;
+  };
+  const std::vector<Case> cases = {
+      {[](TuneOptions& o) { o.strategy = "annealing"; }, {"annealing"}},
+      {[](TuneOptions& o) { o.budget = -1; }, {"budget", "-1"}},
+      {[](TuneOptions& o) { o.budget = 1; }, {"budget 1"}},
+      {[](TuneOptions& o) { o.batch_size = 0; }, {"batch size"}},
+      {[](TuneOptions& o) { o.time_limit_s = -2; }, {"time limit"}},
+  };
+  for (const Case& c : cases) {
+    FakeRunner runner(measure::make_runner("model", npu()), never);
+    MemoryStore store;
+    TuneOptions o;
+    c.set(o);
+    testing::expect_error([&] { tune(w, npu(), runner, store, o); }, ErrorCategory::Usage, c.message);
+    EXPECT_EQ(runner.calls, 0);
+    EXPECT_TRUE(store.all().empty());
+  }
+  FakeRunner runner(measure::make_runner("model", npu()), never);
+  MemoryStore store;
+  testing::expect_error([&] { tune(Workload::parse_key("softmax|0,512|fp16"), npu(), runner, store, {}); },
+                        ErrorCategory::Usage, {"0,512"});
+  EXPECT_TRUE(store.all().empty());
+}
+
+// A runner whose every result fails, the default's too.
+class BrokenRunner : public measure::Runner {
+ public:
+  std::string name() const override { return "model"; }
+  std::vector<Measurement> measure(const Workload&, const std::vector<TileConfig>& batch) override {
+    std::vector<Measurement> out(batch.size());
+    for (Measurement& m : out) m.status = Status::TIMEOUT, m.error = "hung";
+    return out;
+  }
+};
+
+TEST(Tune, AnUnmeasurableDefaultIsAnInternalErrorAndStillRecorded) {
+  BrokenRunner runner;
+  MemoryStore store;
+  testing::expect_error([&] { tune(Workload::parse_key("gelu|100,300|fp16"), npu(), runner, store, {}); },
+                        ErrorCategory::Internal, {"default config", "TIMEOUT", "hung"});
+  ASSERT_EQ(store.all().size(), 1u);
+  EXPECT_EQ(store.all().front().measurement.status, Status::TIMEOUT);
+}
+
+// The model-guided strategies against the ground truth on small spaces, on the
+// deterministic backends: the same winner as exhaustive (within the documented 1%
+// margin at which they may stop), with fewer measurements.
+TEST(Tune, TopkAndEvolveFindTheExhaustiveWinner) {
+  // The simulator measures every candidate of the exhaustive run: smaller spaces there.
+  const std::map<std::string, std::vector<std::string>> suites = {
+      {"model", small_workloads()},
+      {"sim", {"matmul|40,96,72|fp16", "softmax|64,512|fp16", "rmsnorm|33,700|fp16"}}};
+  for (const auto& [backend, keys] : suites) {
+    for (const std::string& key : keys) {
+      const Workload w = Workload::parse_key(key);
+      auto run = [&](const std::string& strategy) {
+        std::unique_ptr<measure::Runner> runner = measure::make_runner(backend, npu());
+        MemoryStore store;
+        TuneOptions o;
+        o.strategy = strategy;
+        return tune(w, npu(), *runner, store, o);
+      };
+      const TuneResult truth = run("exhaustive");
+      for (const std::string strategy : {"topk", "evolve"}) {
+        const TuneResult r = run(strategy);
+        EXPECT_LE(r.best.time_ns(), truth.best.time_ns() * 1.01)
+            << backend << " " << key << " " << strategy << ": " << r.best.config.to_string() << " vs "
+            << truth.best.config.to_string();
+        EXPECT_LE(r.counts.measured, truth.counts.measured) << backend << " " << key << " " << strategy;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pto::search
