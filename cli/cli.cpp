@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <iostream>
 
 #include "core/error.h"
@@ -35,22 +36,23 @@ std::optional<po::variables_map> parse_command(const std::vector<std::string>& a
   return vm;
 }
 
-void add_workload_options(po::options_description& options, const std::string& default_dtype) {
+DType default_dtype(const Target& target) { return target.kind == "npu" ? DType::F16 : DType::F32; }
+
+void add_workload_options(po::options_description& options) {
   options.add_options()
-      ("op", po::value<std::string>()->required(), "operator to compile (see 'pto-tune ops')")
+      ("op", po::value<std::string>()->required(), "operator (see 'pto-tune ops')")
       ("shapes", po::value<std::string>()->required(),
        "sizes of the op's signature, e.g. 4096,4096,4096 (or 4096x4096x4096)")
-      ("dtype", po::value<std::string>()->default_value(default_dtype),
-       "element type: fp32, fp16, bf16, int32, int8")
+      ("dtype", po::value<std::string>(), kDtypeHelp)
       ("attrs", po::value<std::string>()->default_value(""),
        "op attributes, e.g. causal=1,transpose_b=0");
 }
 
-Workload workload_from(const po::variables_map& vm) {
+Workload workload_from(const po::variables_map& vm, const Target& target) {
   Workload w;
   w.op = find_op(vm["op"].as<std::string>()).name;
   w.shape = parse_shape_list(vm["shapes"].as<std::string>());
-  w.dtype = parse_dtype(vm["dtype"].as<std::string>());
+  w.dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : default_dtype(target);
   w.attrs = parse_attrs(vm["attrs"].as<std::string>());
   return w;
 }
@@ -105,6 +107,18 @@ std::string human_bytes(int64_t bytes) {
     if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
   }
   return std::to_string(bytes);
+}
+
+std::string format_ns(double ns) {
+  char text[32];
+  if (ns >= 1e6) {
+    std::snprintf(text, sizeof text, "%.3f ms", ns / 1e6);
+  } else if (ns >= 1e3) {
+    std::snprintf(text, sizeof text, "%.2f us", ns / 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.0f ns", ns);
+  }
+  return text;
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {

@@ -38,11 +38,17 @@ std::optional<po::variables_map> parse_command(const std::vector<std::string>& a
                                                const po::options_description& options,
                                                const CommandHelp& help);
 
-// --op, --shapes, --dtype (default `default_dtype`), --attrs.
-void add_workload_options(po::options_description& options, const std::string& default_dtype);
+// The one default element type of every command: fp16 on an NPU target (what PyPTO
+// operators use), fp32 on the host (what its runtime computes in).
+DType default_dtype(const Target& target);
+inline constexpr const char* kDtypeHelp =
+    "element type: fp32, fp16, bf16, int32, int8; default: fp16 on an NPU target, fp32 on the host";
+
+// --op, --shapes, --dtype (default_dtype of the target), --attrs.
+void add_workload_options(po::options_description& options);
 // The workload the options name (an unknown op or dtype, a bad shape or attribute
 // list is a usage Error naming it); build_graph() checks it against the signature.
-Workload workload_from(const po::variables_map& vm);
+Workload workload_from(const po::variables_map& vm, const Target& target);
 
 // --target NAME|FILE, defaulting to `default_target`.
 void add_target_option(po::options_description& options, const std::string& default_target);
@@ -60,6 +66,8 @@ void print_table(std::ostream& out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows);
 void print_json(std::ostream& out, const nlohmann::json& j);
 
+// 1.5e6 -> "1.500 ms", 2500 -> "2.50 us", 800 -> "800 ns".
+std::string format_ns(double ns);
 // 196608 -> "192K", 201326592 -> "192M", 1000 -> "1000".
 std::string human_bytes(int64_t bytes);
 std::string join(const std::vector<std::string>& items, const std::string& separator);

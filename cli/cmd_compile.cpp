@@ -12,7 +12,7 @@ namespace pto::cli {
 
 int run_compile(const Args& args) {
   po::options_description options;
-  add_workload_options(options, "fp16");
+  add_workload_options(options);
   add_target_option(options, "ascend910b1");
   add_config_option(options);
   options.add_options()
@@ -29,12 +29,12 @@ int run_compile(const Args& args) {
        "--config '{\"cube\":{\"m\":[128,128],\"k\":[64,256],\"n\":[256,256]}}' --emit tile"});
   if (!vm) return 0;
 
-  const Workload w = workload_from(*vm);
   const Stage stage = parse_stage((*vm)["emit"].as<std::string>());
   const Target target = target_from(*vm);
+  const Workload w = workload_from(*vm, target);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
-  const Compiled compiled = compile(graph, config, target);
+  const Compiled compiled = compile(graph, config, target, CompileOptions{.dumps = true});
   std::cout << "# " << w.key() << " on " << target.name << " (" << target.fingerprint() << ")\n"
             << "# config " << compiled.config.to_string() << "\n"
             << compiled.dump(stage);

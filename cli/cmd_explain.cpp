@@ -3,17 +3,18 @@
 // for an infeasible config, every violated rule. It is how a developer reads why one
 // tile shape beats another before measuring anything.
 //
-// Calibrated coefficients (cost_model/coefficients.h) are used when a fit for this
+// Calibrated coefficients (cost_model/calibration_store.h) are used when a fit for this
 // target exists under --calibration; the output says which coefficients it used.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "cli/calibration_dir.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/op_library.h"
+#include "cost_model/calibration_store.h"
 #include "cost_model/estimate.h"
+#include "measure/runner.h"
 
 namespace pto::cli {
 
@@ -23,7 +24,8 @@ namespace {
 Coefficients coefficients_for(const po::variables_map& vm, const Target& target,
                               std::string& provenance) {
   const std::string dir = vm["calibration"].as<std::string>();
-  const std::string backend = vm["backend"].as<std::string>();
+  const std::string backend =
+      vm.count("backend") ? vm["backend"].as<std::string>() : measure::default_backend(target);
   if (!dir.empty()) {
     if (auto fitted = load_calibrated(dir, target, backend)) {
       provenance = "calibrated on " + std::to_string(fitted->samples) + " " + backend +
@@ -39,15 +41,15 @@ Coefficients coefficients_for(const po::variables_map& vm, const Target& target,
 
 int run_explain(const Args& args) {
   po::options_description options;
-  add_workload_options(options, "fp16");
+  add_workload_options(options);
   add_target_option(options, "ascend910b1");
   add_config_option(options);
   options.add_options()
       ("calibration", po::value<std::string>()->default_value(default_calibration_dir()),
        "folder of calibrated coefficients (one JSON per target and backend), as 'pto-tune "
        "calibrate' writes them; '' for the datasheet figures")
-      ("backend", po::value<std::string>()->default_value("sim"),
-       "which backend's calibration to use from --calibration")
+      ("backend", po::value<std::string>(),
+       "which backend's calibration to use from --calibration; default: sim for an NPU target, cpu for the host")
       ("json", po::bool_switch(), "print JSON (feasible, violations, predicted_ns, breakdown, bound, ...)");
   const auto vm = parse_command(
       args, options,
@@ -61,8 +63,8 @@ int run_explain(const Args& args) {
        "--config '{\"cube\":{\"m\":[128,128],\"k\":[64,256],\"n\":[256,256]},\"l2_group\":[6,4]}'"});
   if (!vm) return 0;
 
-  const Workload w = workload_from(*vm);
   const Target target = target_from(*vm);
+  const Workload w = workload_from(*vm, target);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
   std::string provenance;

@@ -21,26 +21,11 @@ namespace pto::cli {
 
 namespace {
 
-std::string format_ns(double ns) {
-  char text[32];
-  if (ns >= 1e6) {
-    std::snprintf(text, sizeof text, "%.3f ms", ns / 1e6);
-  } else if (ns >= 1e3) {
-    std::snprintf(text, sizeof text, "%.2f us", ns / 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.0f ns", ns);
-  }
-  return text;
-}
-
 std::string format_error(double err) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", err);
   return text;
 }
-
-// cpu measures on the host; an NPU target can only be simulated here.
-std::string default_backend(const Target& target) { return target.kind == "cpu" ? "cpu" : "sim"; }
 
 std::string percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
 
@@ -97,7 +82,7 @@ int exit_code_of(measure::Status status) {
 
 int run_run(const Args& args) {
   po::options_description options;
-  add_workload_options(options, "fp32");
+  add_workload_options(options);
   add_config_option(options);
   add_target_option(options, "host");
   options.add_options()
@@ -120,11 +105,11 @@ int run_run(const Args& args) {
        "pto-tune run --op matmul --shapes 256,256,256 --config '{\"cube\":{\"m\":[64,64],\"k\":[64,256],\"n\":[64,64]}}'"});
   if (!vm) return 0;
 
-  const Workload w = workload_from(*vm);
   const int repeats = (*vm)["repeats"].as<int>();
   if (repeats < 1) usage_error("--repeats: expected a positive integer, got " + std::to_string(repeats));
   const Target target = target_from(*vm);
-  const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : default_backend(target);
+  const Workload w = workload_from(*vm, target);
+  const std::string backend = vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
 

@@ -1,5 +1,5 @@
-// core::compile — runs the pass pipeline (core/passes/, one file per pass) and keeps
-// each stage's text for --emit.
+// core::compile — runs the pass pipeline (core/passes/, one file per pass) and, when
+// asked, keeps each stage's text for --emit.
 #include "core/compile.h"
 
 #include <algorithm>
@@ -34,7 +34,8 @@ std::string Compiled::dump(Stage s) const {
   return "";
 }
 
-Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target) {
+Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target,
+                 const CompileOptions& options) {
   const passes::ResolvedConfig rc = passes::resolve_config(graph, config);
   const passes::Partition partition = passes::partition_graph(graph, rc.fusion);
   const passes::TilePlan plan = passes::expand_tiles(graph, partition, rc, target);
@@ -46,7 +47,7 @@ Compiled compile(const TensorGraph& graph, const TileConfig& config, const Targe
   const bool has_matmul = std::any_of(partition.kernels.begin(), partition.kernels.end(),
                                       [](const passes::KernelSpec& k) { return k.cube.has_value(); });
   if (has_matmul) out.config.cube = rc.cube;
-  out.tile_dump = passes::dump_tile_graph(graph, partition, plan, rc, target);
+  if (options.dumps) out.tile_dump = passes::dump_tile_graph(graph, partition, plan, rc, target);
   if (!plan.feasible)
     fail(ErrorCategory::Infeasible, "config " + config.to_string() + " is infeasible on " + target.name + ":\n" +
                                         format_violations(plan.violations));
@@ -55,7 +56,7 @@ Compiled compile(const TensorGraph& graph, const TileConfig& config, const Targe
   out.program.tensors = partition.tensors;
   passes::partition_blocks(partition, plan, rc, out.program);
   passes::link_execute_graph(plan, out.program);
-  out.block_dump = passes::dump_block_graph(out.program);
+  if (options.dumps) out.block_dump = passes::dump_block_graph(out.program);
   return out;
 }
 

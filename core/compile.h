@@ -22,15 +22,23 @@ namespace pto {
 enum class Stage { Tensor, Tile, Block, Program, Exec };
 Stage parse_stage(const std::string& name);  // "tensor" | "tile" | "block" | "program" | "exec"
 
+// The tuner and the JIT compile thousands of times and read only the program: the text
+// dumps of the Tile and Block Graphs are rendered only when asked for.
+struct CompileOptions {
+  bool dumps = false;
+};
+
 struct Compiled {
   TensorGraph graph;
   TileConfig config;       // as resolved (default fusion filled in)
   Program program;
-  std::string tile_dump;   // Tile Graph text (kernels, tiles, levels, verifier result)
-  std::string block_dump;  // Block Graph text (block programs and which tasks share them)
+  std::string tile_dump;   // Tile Graph text (kernels, tiles, levels, verifier result); with dumps
+  std::string block_dump;  // Block Graph text (block programs and which tasks share them); with dumps
+  // Tensor, Program and Exec are rendered on the spot; Tile and Block need `dumps`.
   std::string dump(Stage s) const;
 };
 
-Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target);
+Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target,
+                 const CompileOptions& options = {});
 
 }  // namespace pto

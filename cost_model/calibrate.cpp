@@ -58,15 +58,8 @@ class Fit {
   // One Gauss-Newton step in log space, solved as NNLS for the new coefficients:
   // log p(c') ≈ log p(c) + Σ_j amount_j (c'_j − c_j) / p(c), and Σ_j amount_j c_j = p(c).
   Coefficients step(const Coefficients& c) const {
-    std::vector<TimeTerms> terms;
-    for (const Observation& o : obs_) terms.push_back(o.model->terms(o.summary, *o.config, c));
-    // Only the free coefficients some sample depends on can move; the rest keep their value.
-    std::vector<int> cols;
-    for (int j : free_) {
-      const bool measured = std::any_of(terms.begin(), terms.end(),
-                                        [&](const TimeTerms& t) { return t.amount(coef_at(j)) > 0; });
-      if (measured) cols.push_back(j);
-    }
+    const std::vector<TimeTerms> terms = terms_at(c);
+    const std::vector<int> cols = movable(terms);
     if (cols.empty()) return c;
     const size_t n = cols.size();
     std::vector<double> rows, rhs;  // built row by row, then packed
@@ -102,7 +95,27 @@ class Fit {
     return next;
   }
 
+  // How many coefficients the samples pin down at `c`: the unknowns of the fit.
+  size_t unknowns(const Coefficients& c) const { return movable(terms_at(c)).size(); }
+
  private:
+  std::vector<TimeTerms> terms_at(const Coefficients& c) const {
+    std::vector<TimeTerms> terms;
+    for (const Observation& o : obs_) terms.push_back(o.model->terms(o.summary, *o.config, c));
+    return terms;
+  }
+
+  // Only the free coefficients some sample depends on can move; the rest keep their value.
+  std::vector<int> movable(const std::vector<TimeTerms>& terms) const {
+    std::vector<int> cols;
+    for (int j : free_) {
+      const bool measured = std::any_of(terms.begin(), terms.end(),
+                                        [&](const TimeTerms& t) { return t.amount(coef_at(j)) > 0; });
+      if (measured) cols.push_back(j);
+    }
+    return cols;
+  }
+
   static double log_error(const Observation& o, const Coefficients& c) {
     const double p = o.model->terms(o.summary, *o.config, c).value();
     return std::log(std::max(p, 1e-300)) - o.log_measured;
@@ -169,6 +182,7 @@ CalibrationReport calibrate(std::span<const SampleSet> sets, const CalibrationOp
                 " samples is usable (all infeasible or with non-positive times)");
   }
   const Fit fit(std::move(obs), report.before, options);
+  report.unknowns = static_cast<int>(fit.unknowns(report.before));
   Coefficients current = report.before;
   FitError current_error = fit.error(current);
   const FitError initial = current_error;
@@ -210,9 +224,9 @@ std::string CalibrationReport::to_string() const {
   char line[160];
   std::string out;
   std::snprintf(line, sizeof line,
-                "fit on %d samples (%d skipped), %d iterations\n"
+                "fit of %d coefficients on %d samples (%d skipped), %d iterations\n"
                 "log error  rms %.4f -> %.4f   max %.4f -> %.4f\n",
-                samples_used, samples_skipped, iterations, rms_log_error_before, rms_log_error_after,
+                unknowns, samples_used, samples_skipped, iterations, rms_log_error_before, rms_log_error_after,
                 max_log_error_before, max_log_error_after);
   out += line;
   for (int j = 0; j < kNumCoefs; ++j) {

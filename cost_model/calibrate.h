@@ -43,6 +43,9 @@ struct CalibrationReport {
   Coefficients before, after;
   int samples_used = 0;
   int samples_skipped = 0;      // infeasible configs and non-positive times
+  // The coefficients the samples depend on, which the fit could move: a fit with no
+  // more samples than unknowns is not determined by them (callers refuse it).
+  int unknowns = 0;
   // Over the samples used: root mean square and largest |log(predicted / measured)|.
   double rms_log_error_before = 0, rms_log_error_after = 0;
   double max_log_error_before = 0, max_log_error_after = 0;

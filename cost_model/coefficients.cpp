@@ -1,13 +1,12 @@
 #include "cost_model/coefficients.h"
 
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_read.h"
 #include "core/target.h"
@@ -78,18 +77,7 @@ Coefficients Coefficients::from_json(const json& j) {
 }
 
 void Coefficients::save(const std::string& path) const {
-  std::error_code ec;
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << to_json().dump(2) << "\n";
-    if (!out) fail(ErrorCategory::Io, "cannot write coefficients file '" + tmp + "'");
-  }
-  // Written whole, then renamed: a reader never sees half a file.
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail(ErrorCategory::Io, "cannot write coefficients file '" + path + "': " + ec.message());
+  write_file_atomically(path, to_json().dump(2) + "\n", "coefficients file");
 }
 
 Coefficients Coefficients::load(const std::string& path) {
@@ -100,20 +88,6 @@ Coefficients Coefficients::load(const std::string& path) {
   } catch (const Error& e) {
     fail(e.category(), "coefficients file '" + path + "': " + e.what());
   }
-}
-
-std::string coefficients_path(const std::string& dir, const std::string& target_name,
-                              const std::string& backend) {
-  return (std::filesystem::path(dir) / (target_name + "." + backend + ".coefficients.json")).string();
-}
-
-std::optional<Coefficients> load_calibrated(const std::string& dir, const Target& target,
-                                            const std::string& backend) {
-  const std::string path = coefficients_path(dir, target.name, backend);
-  if (!std::filesystem::exists(path)) return std::nullopt;
-  Coefficients c = Coefficients::load(path);
-  if (c.fingerprint != target.fingerprint()) return std::nullopt;
-  return c;
 }
 
 }  // namespace pto

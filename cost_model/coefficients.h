@@ -8,13 +8,12 @@
 //             nominal time derived from the Target (1 = the datasheet figure; an effective
 //             bandwidth is nominal / scale, an efficiency is 1 / scale);
 //   overheads task, instr, launch: cycles per task, per instruction, per kernel launch.
-// Calibrated coefficients are saved per (target, backend) as a JSON file; the target's
-// fingerprint travels with them so that a changed hardware description never picks up
-// a fit made for another one.
+// Calibrated coefficients are saved per (target, backend) as a JSON file
+// (cost_model/calibration_store.h says where); the target's fingerprint travels with
+// them so that a changed hardware description never picks up a fit made for another.
 #pragma once
 
 #include <array>
-#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -58,16 +57,8 @@ struct Coefficients {
   nlohmann::json to_json() const;
   // Usage Error naming the field for a missing or negative coefficient or unknown key.
   static Coefficients from_json(const nlohmann::json& j);
-  void save(const std::string& path) const;          // Io Error naming the path
+  void save(const std::string& path) const;          // atomically; Io Error naming the path
   static Coefficients load(const std::string& path);  // Io / Usage Error naming the path
 };
-
-// Where the calibrated coefficients of (target, backend) live under `dir`.
-std::string coefficients_path(const std::string& dir, const std::string& target_name,
-                              const std::string& backend);
-// The saved coefficients for this target and backend, or nothing when there is no file
-// or it was fitted for a different description of the target (another fingerprint).
-std::optional<Coefficients> load_calibrated(const std::string& dir, const Target& target,
-                                            const std::string& backend);
 
 }  // namespace pto

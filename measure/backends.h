@@ -16,6 +16,7 @@
 
 namespace pto::measure {
 
+// make_runner has checked the backend fits the target and set options.coefficients.
 std::unique_ptr<Runner> make_cpu_runner(const Target& host, const RunnerOptions& options);
 std::unique_ptr<Runner> make_model_runner(const Target& target, const RunnerOptions& options);
 std::unique_ptr<Runner> make_sim_runner(const Target& npu, const RunnerOptions& options);

@@ -1,6 +1,7 @@
 // The `model` backend: the cost model's prediction only, for dry runs and CI. Nothing
 // is compiled or run; results say `simulated`, and an infeasible config comes back
-// INFEASIBLE with the rules it breaks.
+// INFEASIBLE with the rules it breaks. It predicts the target's default backend (sim
+// for an NPU, cpu for the host) with that backend's calibration.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -14,13 +15,14 @@ namespace {
 
 class ModelRunner : public Runner {
  public:
-  explicit ModelRunner(Target target) : target_(std::move(target)) {}
+  ModelRunner(Target target, Coefficients coefficients)
+      : target_(std::move(target)), coefficients_(std::move(coefficients)) {}
 
   std::string name() const override { return "model"; }
 
-  std::vector<Measurement> measure(const Workload& w,
-                                   const std::vector<TileConfig>& candidates) override {
-    CostModel model(build_graph(w), target_);
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
+                                   const OnResult& on_result) override {
+    CostModel model(build_graph(w), target_, coefficients_);
     std::vector<Measurement> results;
     for (const TileConfig& config : candidates) {
       Prediction p = predict(model, config, name());
@@ -32,12 +34,14 @@ class ModelRunner : public Runner {
       }
       stamp(m);
       results.push_back(std::move(m));
+      if (on_result) on_result(results.size() - 1, results.back());
     }
     return results;
   }
 
  private:
   Target target_;
+  Coefficients coefficients_;
 };
 
 }  // namespace
@@ -61,8 +65,8 @@ Prediction predict(const CostModel& model, const TileConfig& config, const std::
   return p;
 }
 
-std::unique_ptr<Runner> make_model_runner(const Target& target, const RunnerOptions& /*options*/) {
-  return std::make_unique<ModelRunner>(target);
+std::unique_ptr<Runner> make_model_runner(const Target& target, const RunnerOptions& options) {
+  return std::make_unique<ModelRunner>(target, *options.coefficients);
 }
 
 }  // namespace pto::measure

@@ -2,35 +2,44 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "core/compile.h"
 #include "core/error.h"
+#include "cost_model/calibration_store.h"
 #include "measure/backends.h"
 
 namespace pto::measure {
 
 std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
 
+std::string default_backend(const Target& target) { return target.kind == "cpu" ? "cpu" : "sim"; }
+
+std::string predicted_backend(const std::string& backend, const Target& target) {
+  return backend == "model" ? default_backend(target) : backend;
+}
+
 std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
-                                    const RunnerOptions& options) {
-  if (backend == "cpu") {
-    if (target.kind != "cpu")
-      usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
-                  target.name + "'; for an NPU target use backend 'sim' or 'model'");
-    return make_cpu_runner(target, options);
+                                    const RunnerOptions& given) {
+  if (backend == "npu") return make_npu_runner(target, given);
+  const std::vector<std::string> known = backend_names();
+  if (std::find(known.begin(), known.end(), backend) == known.end()) {
+    std::string names;
+    for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
+    usage_error("unknown backend '" + backend + "' (known: " + names + ")");
   }
-  if (backend == "sim") {
-    if (target.kind != "npu")
-      usage_error("backend 'sim' simulates an Ascend NPU and needs an NPU target, got '" +
-                  target.name + "' (kind '" + target.kind + "'); for the host use backend 'cpu'");
-    return make_sim_runner(target, options);
-  }
-  if (backend == "model") return make_model_runner(target, options);
-  if (backend == "npu") return make_npu_runner(target, options);
-  std::string known;
-  for (const std::string& name : backend_names()) known += (known.empty() ? "" : ", ") + name;
-  usage_error("unknown backend '" + backend + "' (known: " + known + ")");
+  if (backend == "cpu" && target.kind != "cpu")
+    usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
+                target.name + "'; for an NPU target use backend 'sim' or 'model'");
+  if (backend == "sim" && target.kind != "npu")
+    usage_error("backend 'sim' simulates an Ascend NPU and needs an NPU target, got '" + target.name +
+                "' (kind '" + target.kind + "'); for the host use backend 'cpu'");
+  RunnerOptions options = given;
+  if (!options.coefficients) options.coefficients = calibrated_coefficients(target, predicted_backend(backend, target));
+  if (backend == "cpu") return make_cpu_runner(target, options);
+  if (backend == "sim") return make_sim_runner(target, options);
+  return make_model_runner(target, options);
 }
 
 void reject(Measurement& m, const std::exception& why) {

@@ -6,18 +6,27 @@
 // that candidate's status, and the batch goes on. Backends: `sim` (NPU simulator,
 // Ascend targets), `cpu` (real time on this host, isolated in a child process),
 // `model` (the cost model alone), `npu` (real hardware through CANN — not built here).
+//
+// A runner is called once per batch: the batch shares the workload's set-up (its
+// graph, the cost model, and on the cpu backend the inputs and the fp64 reference),
+// and a caller that shows progress passes `on_result`, called as each candidate's
+// result is known. Every prediction beside a result (predicted_ns, the `model`
+// backend) uses the calibrated coefficients of the backend it predicts.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/target.h"
 #include "core/tile_config.h"
 #include "core/workload.h"
+#include "cost_model/coefficients.h"
 #include "measure/measurement.h"
 
 namespace pto::measure {
@@ -42,28 +51,42 @@ struct RunnerOptions {
   ChildStart child_start = ChildStart::Fork;  // cpu, with isolate: how the child starts
   int threads = 0;             // cpu: OpenMP threads, 0 = all
   uint64_t seed = 1;           // input data
+  // The cost model's coefficients for every prediction; absent = the calibration saved
+  // for (target, the backend predicted) in the default folder, else the datasheet
+  // figures (cost_model/calibration_store.h).
+  std::optional<Coefficients> coefficients;
   // Test only, empty in normal use: candidate index in a measure() batch -> the fault
   // injected into it (Crash and Hang need `isolate`).
   std::map<size_t, Fault> faults;
 };
 
+// Called with a candidate's index in the batch and its result, once per candidate, in
+// index order, as soon as that result is known.
+using OnResult = std::function<void(size_t index, const Measurement& result)>;
+
 class Runner {
  public:
   virtual ~Runner() = default;
   virtual std::string name() const = 0;
-  virtual std::vector<Measurement> measure(const Workload& w,
-                                           const std::vector<TileConfig>& candidates) = 0;
+  virtual std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
+                                           const OnResult& on_result = {}) = 0;
   // Re-measures a few finalists interleaved (A B C A B C ...), so that the winner is
   // chosen under one machine state; relative_spread(m.stats) (measure/stats.h) says
   // how noisy each was. Deterministic backends have no noise to spread: by default
   // this is measure().
-  virtual std::vector<Measurement> measure_interleaved(const Workload& w,
-                                                       const std::vector<TileConfig>& finalists) {
-    return measure(w, finalists);
+  virtual std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& finalists,
+                                                       const OnResult& on_result = {}) {
+    return measure(w, finalists, on_result);
   }
 };
 
 std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu"
+// What measures a target when no backend is named: cpu for the host (real time), sim
+// for an NPU target (this machine has none to measure on).
+std::string default_backend(const Target& target);
+// The backend whose times the cost model predicts for `backend`: itself, except that
+// `model` predicts the target's default backend (so it uses that calibration).
+std::string predicted_backend(const std::string& backend, const Target& target);
 // Usage Error for an unknown backend or one that does not fit the target (cpu needs
 // the host target, sim an NPU target); `npu` explains what it needs and that it is
 // not built on this machine.

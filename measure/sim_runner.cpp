@@ -25,14 +25,15 @@ std::string sim_detail(const sim::SimResult& r) {
 
 class SimRunner : public Runner {
  public:
-  explicit SimRunner(Target target) : target_(std::move(target)) {}
+  SimRunner(Target target, Coefficients coefficients)
+      : target_(std::move(target)), coefficients_(std::move(coefficients)) {}
 
   std::string name() const override { return "sim"; }
 
-  std::vector<Measurement> measure(const Workload& w,
-                                   const std::vector<TileConfig>& candidates) override {
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
+                                   const OnResult& on_result) override {
     TensorGraph graph = build_graph(w);
-    CostModel model(graph, target_);
+    CostModel model(graph, target_, coefficients_);
     std::vector<Measurement> results;
     for (const TileConfig& config : candidates) {
       Measurement m = predict(model, config, name()).measurement;
@@ -40,6 +41,7 @@ class SimRunner : public Runner {
       if (m.ok()) simulate_candidate(graph, config, m);
       stamp(m);
       results.push_back(std::move(m));
+      if (on_result) on_result(results.size() - 1, results.back());
     }
     return results;
   }
@@ -59,12 +61,13 @@ class SimRunner : public Runner {
   }
 
   Target target_;
+  Coefficients coefficients_;
 };
 
 }  // namespace
 
-std::unique_ptr<Runner> make_sim_runner(const Target& npu, const RunnerOptions& /*options*/) {
-  return std::make_unique<SimRunner>(npu);
+std::unique_ptr<Runner> make_sim_runner(const Target& npu, const RunnerOptions& options) {
+  return std::make_unique<SimRunner>(npu, *options.coefficients);
 }
 
 }  // namespace pto::measure

@@ -43,10 +43,10 @@ class CpuRunner : public Runner {
 
   std::string name() const override { return "cpu"; }
 
-  std::vector<Measurement> measure(const Workload& w,
-                                   const std::vector<TileConfig>& candidates) override {
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
+                                   const OnResult& on_result) override {
     Batch batch{w, build_graph(w), {}};
-    CostModel model(batch.graph, host_);
+    CostModel model(batch.graph, host_, *options_.coefficients);
     std::vector<Measurement> results;
     for (size_t i = 0; i < candidates.size(); ++i) {
       Measurement m = predict(model, candidates[i], name()).measurement;
@@ -57,18 +57,21 @@ class CpuRunner : public Runner {
       }
       stamp(m);
       results.push_back(std::move(m));
+      if (on_result) on_result(i, results.back());
     }
     return results;
   }
 
-  std::vector<Measurement> measure_interleaved(const Workload& w,
-                                               const std::vector<TileConfig>& finalists) override {
+  // The finalists run together in one child, so their results are known together.
+  std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& finalists,
+                                               const OnResult& on_result) override {
     Batch batch{w, build_graph(w), {}};
     std::vector<Measurement> results = isolated(batch, CpuJob{finalists, true, std::nullopt});
-    CostModel model(batch.graph, host_);
+    CostModel model(batch.graph, host_, *options_.coefficients);
     for (size_t i = 0; i < results.size(); ++i) {
       results[i].predicted_ns = predict(model, finalists[i], name()).measurement.predicted_ns;
       stamp(results[i]);
+      if (on_result) on_result(i, results[i]);
     }
     return results;
   }

@@ -1,7 +1,10 @@
 // `pto-tune calibrate`: on simulated measurements of a small matmul it saves a fit whose
 // error is no worse than before, where `explain` then finds it — named by --out, or in
 // the default folder both commands share; several workloads fit together; bad
-// arguments exit 2 naming the value.
+// arguments (any of the --shapes, too few samples) exit 2 naming the value before
+// anything is measured; a target's calibration is keyed by its fingerprint and stays in
+// the folder whatever the target's name; a fit on fewer samples does not replace one on
+// more unless --replace.
 #include <cstdlib>
 #include <filesystem>
 
@@ -9,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/target.h"
-#include "cost_model/coefficients.h"
+#include "cost_model/calibration_store.h"
 #include "tests/cli/cli_driver.h"
 #include "tests/temp_dir.h"
 
@@ -46,7 +49,7 @@ TEST(Calibrate, SavesAFitNoWorseThanBeforeThatExplainUses) {
   EXPECT_LE(j["rms_log_error_after"].get<double>(), j["rms_log_error_before"].get<double>());
   EXPECT_LE(j["max_log_error_after"].get<double>(), j["max_log_error_before"].get<double>() + 1e-9);
 
-  const std::string path = coefficients_path(dir.path().string(), "ascend910b1", "sim");
+  const std::string path = calibration_path(dir.path().string(), load_target("ascend910b1"), "sim");
   EXPECT_EQ(j["path"], path);
   ASSERT_TRUE(fs::exists(path));
   const Coefficients saved = Coefficients::load(path);
@@ -59,7 +62,7 @@ TEST(Calibrate, SavesAFitNoWorseThanBeforeThatExplainUses) {
 
 TEST(Calibrate, TextReportShowsTheErrorBeforeAndAfterAndTheCoefficients) {
   const TempDir dir("pto_calibrate_text");
-  const Result r = pto_tune(kSmallMatmul + "--samples 8 --out " + dir.path().string());
+  const Result r = pto_tune(kSmallMatmul + "--samples 11 --out " + dir.path().string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* part : {"simulated", "log error", "->", "hbm", "cube", "saved to"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
@@ -70,10 +73,10 @@ TEST(Calibrate, TextReportShowsTheErrorBeforeAndAfterAndTheCoefficients) {
 TEST(Calibrate, DefaultFolderIsWhereExplainLooks) {
   const TempDir home("pto_calibrate_home");
   ::setenv("PTO_TUNE_HOME", home.path().c_str(), 1);
-  const json j = run_json(kSmallMatmul + "--samples 6 --json");
+  const json j = run_json(kSmallMatmul + "--samples 11 --json");
   const std::string provenance = explain_provenance("");
   ::unsetenv("PTO_TUNE_HOME");
-  EXPECT_EQ(j["path"], coefficients_path((home.path() / "calibration").string(), "ascend910b1", "sim"));
+  EXPECT_EQ(j["path"], calibration_path((home.path() / "calibration").string(), load_target("ascend910b1"), "sim"));
   EXPECT_TRUE(fs::exists(j["path"].get<std::string>()));
   EXPECT_NE(provenance.find("calibrated on " + std::to_string(j["samples_used"].get<int>())), std::string::npos)
       << provenance;
@@ -81,7 +84,7 @@ TEST(Calibrate, DefaultFolderIsWhereExplainLooks) {
 
 TEST(Calibrate, SeveralWorkloadsFitTogether) {
   const TempDir dir("pto_calibrate_many");
-  const json j = run_json("calibrate --op matmul --shapes 128,64,256 --shapes 96,160,64 --samples 5 --json --out " +
+  const json j = run_json("calibrate --op matmul --shapes 128,64,256 --shapes 96,160,64 --samples 6 --json --out " +
                           dir.path().string());
   ASSERT_EQ(j["workloads"].size(), 2u);
   EXPECT_EQ(j["workloads"][1]["workload"], "matmul|96,160,64|fp16");
@@ -102,6 +105,63 @@ TEST(Calibrate, BadArgumentsExitTwoNamingTheValue) {
   expect_usage_error("calibrate --op nosuchop --shapes 1", {"nosuchop"});
   expect_usage_error("calibrate --op matmul", {"shapes"});
   expect_usage_error(small + "--target nosuchtarget", {"nosuchtarget"});
+  expect_usage_error(kSmallMatmul + "--samples 1", {"1 samples", "11"});
+  expect_usage_error("calibrate --op matmul --shapes 128,64,256 --shapes 96,160,64 --samples 5", {"10 samples", "11"});
+}
+
+// A bad second workload is reported before the first is measured: nothing is written,
+// and the error comes at once (the first workload alone would take its measurements).
+TEST(Calibrate, EveryShapeIsCheckedBeforeAnyMeasurement) {
+  const TempDir dir("pto_calibrate_validate");
+  expect_usage_error("calibrate --op matmul --shapes 128,64,256 --shapes 64,64 --samples 12 --out " + dir.str(),
+                     {"matmul"});
+  expect_usage_error("calibrate --op matmul --shapes 128,64,256 --shapes 64,x,64 --samples 12 --out " + dir.str(),
+                     {"x"});
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(Calibrate, TargetFilesAreKeyedByFingerprintAndNamesStayInTheFolder) {
+  const TempDir dir("pto_calibrate_keys");
+  Target impostor = load_target("ascend910b1");
+  impostor.hbm_gbps *= 2;  // the built-in's name, other figures
+  const std::string impostor_file = dir.write("impostor.json", impostor.to_json().dump());
+  Target escaping = load_target("ascend910b1");
+  escaping.name = "../../escaped";
+  const std::string escaping_file = dir.write("escaping.json", escaping.to_json().dump());
+  const std::string out = (dir.path() / "calibration").string();
+
+  const json builtin = run_json(kSmallMatmul + "--samples 11 --json --out " + out);
+  const json other = run_json("calibrate --op matmul --shapes 128,64,256 --backend sim --samples 11 --json --target " +
+                              impostor_file + " --out " + out);
+  EXPECT_NE(builtin["path"], other["path"]);
+  EXPECT_TRUE(fs::exists(builtin["path"].get<std::string>()));
+  EXPECT_TRUE(fs::exists(other["path"].get<std::string>()));
+  EXPECT_EQ(Coefficients::load(builtin["path"]).fingerprint, load_target("ascend910b1").fingerprint());
+
+  const json escaped = run_json("calibrate --op matmul --shapes 128,64,256 --backend sim --samples 11 --json --target " +
+                                escaping_file + " --out " + out);
+  EXPECT_EQ(fs::path(escaped["path"].get<std::string>()).parent_path(), fs::path(out));
+  EXPECT_TRUE(fs::exists(escaped["path"].get<std::string>()));
+  size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path())) files += entry.is_regular_file();
+  EXPECT_EQ(files, 5u) << "two target files and three calibrations, nothing outside";
+}
+
+TEST(Calibrate, AFitOnFewerSamplesKeepsTheSavedOneUnlessReplace) {
+  const TempDir dir("pto_calibrate_keep");
+  const json many = run_json(kSmallMatmul + "--samples 16 --json --out " + dir.str());
+  ASSERT_TRUE(many["saved"].get<bool>());
+  const Coefficients saved = Coefficients::load(many["path"]);
+
+  const Result fewer = pto_tune(kSmallMatmul + "--samples 11 --json --seed 2 --out " + dir.str());
+  ASSERT_EQ(fewer.exit_code, 0) << fewer.err;
+  EXPECT_FALSE(json::parse(fewer.out)["saved"].get<bool>());
+  EXPECT_NE(fewer.err.find("--replace"), std::string::npos) << fewer.err;
+  EXPECT_EQ(Coefficients::load(many["path"]).value, saved.value);
+
+  const json replaced = run_json(kSmallMatmul + "--samples 11 --json --seed 2 --replace --out " + dir.str());
+  EXPECT_TRUE(replaced["saved"].get<bool>());
+  EXPECT_EQ(Coefficients::load(many["path"]).samples, replaced["samples_used"].get<int>());
 }
 
 }  // namespace

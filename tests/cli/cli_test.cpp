@@ -38,6 +38,7 @@ TEST(Cli, EveryCommandHasHelpWithAnExampleAndItsOptions) {
       {"targets", {"--json"}},
       {"compile", {"--op", "--shapes", "--dtype", "--attrs", "--target", "--config", "--emit"}},
       {"run", {"--op", "--shapes", "--dtype", "--config", "--repeats", "--json"}},
+      {"calibrate", {"--op", "--shapes", "--samples", "--replace", "fp16 on an NPU target, fp32 on the host"}},
   };
   for (const auto& [command, options] : commands) {
     for (const std::string& form : {std::string(command) + " --help", "help " + std::string(command)}) {
@@ -164,6 +165,22 @@ TEST(Cli, RunVerifiesEveryOpAtRandomRaggedShapes) {
     EXPECT_GE(j["max_abs_err"].get<double>(), 0) << args;
     EXPECT_GT(j["time_ns"].get<double>(), 0) << args;
     EXPECT_EQ(j["workload"], op.name + "|" + shapes + "|fp32") << args;
+  }
+}
+
+// One rule for the default dtype, whatever the command: fp16 on an NPU target, fp32 on
+// the host, so that the same --config (or fusion list) means the same nodes everywhere.
+TEST(Cli, OneDefaultDtypeAcrossCommands) {
+  for (const auto& [target, dtype] : {std::pair{"ascend910b1", "fp16"}, std::pair{"host", "fp32"}}) {
+    const std::string w = std::string("--op add --shapes 64,128 --target ") + target;
+    const std::string key = std::string("add|64,128|") + dtype;
+    const Result compiled = pto_tune("compile " + w + " --emit tensor");
+    EXPECT_TRUE(compiled.out.starts_with("# " + key + " on " + target)) << compiled.out << compiled.err;
+    for (const std::string& command : {"explain " + w + " --json --calibration ''", "run " + w + " --repeats 1 --json"}) {
+      const Result r = pto_tune(command);
+      ASSERT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+      EXPECT_EQ(json::parse(r.out)["workload"], key) << command;
+    }
   }
 }
 

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/target.h"
-#include "cost_model/coefficients.h"
+#include "cost_model/calibration_store.h"
 #include "tests/cli/cli_driver.h"
 #include "tests/temp_dir.h"
 
@@ -80,7 +80,7 @@ TEST(Explain, UsesCalibratedCoefficientsWhenGiven) {
   slow.fingerprint = target.fingerprint();
   slow.backend = "sim";
   slow.samples = 12;
-  slow.save(coefficients_path(dir.str(), target.name, "sim"));
+  save_calibration(dir.str(), target, "sim", slow);
 
   const json plain = explain_json(kMatmul6144 + kUncalibrated);
   const json calibrated = explain_json(kMatmul6144 + "--calibration " + dir.str());

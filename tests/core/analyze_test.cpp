@@ -245,7 +245,7 @@ bool check_config(const Workload& w, const TensorGraph& g, const TileConfig& c, 
     }
     return false;
   }
-  const Compiled compiled = compile(g, c, t);
+  const Compiled compiled = compile(g, c, t, CompileOptions{.dumps = true});
   const Program& p = compiled.program;
   EXPECT_EQ(s.instructions(), p.instruction_count()) << where;
   EXPECT_EQ(s.kernels.size(), p.kernels.size()) << where;

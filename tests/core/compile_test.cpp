@@ -147,7 +147,7 @@ TEST(CompileRules, EveryViolationIsCollected) {
 TEST(CompileRules, CapacitiesAreSoftOnTheHost) {
   const TensorGraph g = graph_of("matmul|512,512,512|fp32");
   const TileConfig c = TileConfig::parse(R"({"cube":{"m":[512,512],"k":[512,512],"n":[512,512]}})");
-  const Compiled out = compile(g, c, host());
+  const Compiled out = compile(g, c, host(), CompileOptions{.dumps = true});
   const TilingSummary s = analyze(g, c, host());
   EXPECT_TRUE(s.feasible);
   ASSERT_FALSE(s.violations.empty());
@@ -311,7 +311,7 @@ TEST(CompileExec, KernelsWaitForTheTensorsTheyRead) {
 TEST(CompileDumps, EveryStageNamesTheGraphTensors) {
   const Workload w = Workload::parse_key("matmul_bias_gelu|64,32,128|fp16");
   const TensorGraph g = build_graph(w);
-  const Compiled c = compile(g, default_config(w, g, npu()), npu());
+  const Compiled c = compile(g, default_config(w, g, npu()), npu(), CompileOptions{.dumps = true});
   for (const char* stage : {"tensor", "tile", "block", "program", "exec"}) {
     const std::string text = c.dump(parse_stage(stage));
     SCOPED_TRACE(stage);
@@ -322,6 +322,29 @@ TEST(CompileDumps, EveryStageNamesTheGraphTensors) {
   expect_contains(c.dump(Stage::Program), {"TLOAD", "TMATMUL", "TSTORE", "SET_FLAG", "MTE2 -> MTE1", "TADD", "TERF"});
   expect_contains(c.dump(Stage::Exec), {"after: 0", "deps:"});
   EXPECT_THROW(parse_stage("asm"), Error);
+}
+
+// The tuner and the JIT compile without dumps: the Tile and Block Graph text is empty
+// unless asked for, asking changes nothing else, and the text is the same each time.
+TEST(CompileDumps, RenderedOnlyWhenAsked) {
+  for (const char* key : {"matmul_bias_gelu|64,32,128|fp16", "softmax|77,300|fp32", "matmul|200,300,400|fp16",
+                          "layernorm|33,256|fp16", "attention|1,2,64,32|fp16|causal=1"}) {
+    SCOPED_TRACE(key);
+    const Workload w = Workload::parse_key(key);
+    const TensorGraph g = build_graph(w);
+    const TileConfig config = default_config(w, g, npu());
+    const Compiled quiet = compile(g, config, npu());
+    const Compiled asked = compile(g, config, npu(), CompileOptions{.dumps = true});
+    const Compiled again = compile(g, config, npu(), CompileOptions{.dumps = true});
+    EXPECT_TRUE(quiet.tile_dump.empty());
+    EXPECT_TRUE(quiet.block_dump.empty());
+    EXPECT_FALSE(asked.tile_dump.empty());
+    EXPECT_FALSE(asked.block_dump.empty());
+    EXPECT_EQ(asked.tile_dump, again.tile_dump);
+    EXPECT_EQ(asked.block_dump, again.block_dump);
+    EXPECT_EQ(quiet.program.dump_blocks(), asked.program.dump_blocks());
+    EXPECT_EQ(quiet.config, asked.config);
+  }
 }
 
 TEST(CompileDumps, ExecElidesLongTaskLists) {

@@ -2,6 +2,7 @@
 // improves the fit under noise, reports the error before and after, and its fitted
 // coefficients, saved and loaded, predict what was measured.
 #include "cost_model/calibrate.h"
+#include "cost_model/calibration_store.h"
 
 #include <cmath>
 #include <filesystem>
@@ -143,7 +144,7 @@ TEST(Calibrate, SavedCoefficientsPredictWhatWasMeasured) {
   const CalibrationReport r = calibrate(bench.sets(), options);
   const testing_support::TempDir temp("calibrate");
   const std::string dir = temp.str();
-  r.after.save(coefficients_path(dir, t.name, "sim"));
+  save_calibration(dir, t, "sim", r.after);
   const auto loaded = load_calibrated(dir, t, "sim");
   ASSERT_TRUE(loaded.has_value());
   const CostModel model(bench.models[0].graph(), t, *loaded);

@@ -76,26 +76,6 @@ TEST(Coefficients, ParseErrorsNameTheField) {
             std::string::npos);
 }
 
-TEST(Coefficients, SaveLoadAndTheFingerprintGuard) {
-  const testing_support::TempDir temp("cost_save");
-  const std::string dir = temp.str() + "/calibration";  // save() creates it
-  const Target t = load_target("ascend910b1");
-  EXPECT_FALSE(load_calibrated(dir, t, "sim").has_value());  // no file yet
-
-  Coefficients c = Coefficients::defaults(t);
-  c[Coef::Hbm] = 1.37;
-  c.backend = "sim";
-  c.save(coefficients_path(dir, t.name, "sim"));
-  const auto loaded = load_calibrated(dir, t, "sim");
-  ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ((*loaded)[Coef::Hbm], 1.37);
-  EXPECT_FALSE(load_calibrated(dir, t, "cpu").has_value());  // other backend
-
-  Target changed = t;
-  changed.hbm_gbps *= 2;  // another description of the hardware: the fit does not apply
-  EXPECT_FALSE(load_calibrated(dir, changed, "sim").has_value());
-}
-
 TEST(Coefficients, CorruptOrMissingFilesNameThePath) {
   const testing_support::TempDir temp("cost_corrupt");
   const std::string dir = temp.str();

@@ -1,8 +1,12 @@
 // The runners: make_runner's choices and errors, and every candidate status of the cpu
 // backend (OK and verified, INFEASIBLE, COMPILE_ERROR, WRONG_RESULT, RUNTIME_ERROR on a
 // crash, TIMEOUT on a hang) with the batch going on past each; the model and sim
-// backends' simulated results. Timing options are tiny: these tests check behaviour,
-// not speed.
+// backends' simulated results; batches reported through on_result once per candidate,
+// in order; predictions that use the calibration of the backend they predict. Timing
+// options are tiny: these tests check behaviour, not speed. Hermetic: the default
+// calibration folder is under a temporary PTO_TUNE_HOME.
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <random>
 #include <string>
@@ -15,9 +19,12 @@
 #include "core/cpu_runtime.h"
 #include "core/error.h"
 #include "core/op_library.h"
+#include "cost_model/calibration_store.h"
+#include "cost_model/estimate.h"
 #include "measure/cpu/cache_flush.h"
 #include "measure/runner.h"
 #include "measure/stats.h"
+#include "tests/temp_dir.h"
 
 namespace pto::measure {
 namespace {
@@ -330,6 +337,141 @@ TEST(SimRunner, IsDeterministic) {
   auto runner = make_runner("sim", npu());
   TileConfig c = default_for(w, npu());
   EXPECT_EQ(runner->measure(w, {c})[0].stats.median_ns, runner->measure(w, {c})[0].stats.median_ns);
+}
+
+// ---- batches and calibration ----------------------------------------------------------
+
+using testing_support::TempDir;
+
+// A fresh, empty PTO_TUNE_HOME for each test.
+class RunnerBatch : public ::testing::Test {
+ protected:
+  RunnerBatch() : home_("runner_batch_home") { ::setenv("PTO_TUNE_HOME", home_.str().c_str(), 1); }
+  ~RunnerBatch() override { ::unsetenv("PTO_TUNE_HOME"); }
+  std::string calibration_dir() const { return default_calibration_dir(); }
+
+ private:
+  TempDir home_;
+};
+
+// Up to n distinct feasible configs of `w` on `t`, the op's default first.
+std::vector<TileConfig> configs_for(const Workload& w, const Target& t, size_t n) {
+  const TensorGraph g = build_graph(w);
+  std::vector<TileConfig> out = {default_config(w, g, t)};
+  const TileConfig infeasible = TileConfig::parse(R"({"cube":{"m":[32,64],"k":[32,64,96],"n":[32,64]}})");
+  if (out[0].cube) out.push_back(infeasible);  // a failing candidate in the middle of the batch
+  CostModel model(g, t);
+  std::mt19937 rng(3);
+  for (int tries = 0; out.size() < n && tries < 200; ++tries) {
+    TileConfig c = out[0];
+    if (c.cube) {
+      c.cube->mL0 = c.cube->mL1 = 16 << (rng() % 3);
+      c.cube->nL0 = c.cube->nL1 = 16 << (rng() % 3);
+    } else if (c.vec) {
+      c.vec->front() = 1 << (rng() % 4);
+    }
+    c.nbuffer = 1 + static_cast<int>(rng() % 2);
+    if (model.estimate(c).feasible && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
+// Runs the batch and checks the callback against what measure() returned.
+void expect_one_callback_per_result_in_order(Runner& runner, const Workload& w, const std::vector<TileConfig>& batch,
+                                             bool interleaved = false) {
+  std::vector<size_t> order;
+  std::vector<Measurement> seen;
+  const OnResult on_result = [&](size_t i, const Measurement& m) {
+    order.push_back(i);
+    seen.push_back(m);
+  };
+  const std::vector<Measurement> results =
+      interleaved ? runner.measure_interleaved(w, batch, on_result) : runner.measure(w, batch, on_result);
+  ASSERT_EQ(results.size(), batch.size());
+  ASSERT_EQ(order.size(), batch.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(order[i], i);
+    EXPECT_EQ(seen[i].status, results[i].status) << i;
+    EXPECT_EQ(seen[i].stats.median_ns, results[i].stats.median_ns) << i;
+    EXPECT_EQ(seen[i].predicted_ns, results[i].predicted_ns) << i;
+  }
+}
+
+TEST_F(RunnerBatch, EveryBackendReportsEachResultOnceInOrder) {
+  for (const char* key : {"matmul|96,160,200|fp16", "softmax|33,500|fp16"}) {
+    const Workload w = Workload::parse_key(key);
+    const auto batch = configs_for(w, npu(), 5);
+    ASSERT_GE(batch.size(), 3u) << key;
+    for (const char* backend : {"model", "sim"}) {
+      SCOPED_TRACE(std::string(key) + " " + backend);
+      expect_one_callback_per_result_in_order(*make_runner(backend, npu()), w, batch);
+    }
+  }
+  // Without a callback a runner measures as before.
+  const Workload w = Workload::parse_key("matmul|64,64,64|fp16");
+  EXPECT_EQ(make_runner("model", npu())->measure(w, configs_for(w, npu(), 3)).size(), 3u);
+}
+
+TEST_F(RunnerBatch, CpuReportsEachResultIncludingFailuresAndInterleavedFinalists) {
+  const Workload w = Workload::parse_key("matmul|48,64,80|fp32");
+  const auto batch = configs_for(w, host(), 4);
+  ASSERT_GE(batch.size(), 3u);
+  RunnerOptions crash = quick();
+  crash.faults[batch.size() - 1] = Fault::Crash;  // the last one dies in its child
+  expect_one_callback_per_result_in_order(*make_runner("cpu", host(), crash), w, batch);
+  RunnerOptions in_process = quick();
+  in_process.isolate = false;
+  expect_one_callback_per_result_in_order(*make_runner("cpu", host(), in_process), w, batch);
+  const std::vector<TileConfig> finalists = {batch[0], batch.back()};
+  expect_one_callback_per_result_in_order(*make_runner("cpu", host(), quick()), w, finalists, /*interleaved=*/true);
+}
+
+// Coefficients three times slower than the datasheet on every scale.
+Coefficients slow(const Target& t) {
+  Coefficients c = Coefficients::defaults(t);
+  for (Coef k : {Coef::Hbm, Coef::L2, Coef::Cube, Coef::Vector, Coef::OnChip}) c[k] *= 3;
+  c.samples = 50;
+  return c;
+}
+
+double predicted_with(const Coefficients& c, const Workload& w, const TileConfig& config, const Target& t) {
+  return CostModel(build_graph(w), t, c).predict_ns(config);
+}
+
+TEST_F(RunnerBatch, PredictionsUseTheCoefficientsGiven) {
+  const Workload w = Workload::parse_key("matmul|512,256,384|fp16");
+  const TileConfig config = configs_for(w, npu(), 1).front();
+  RunnerOptions o;
+  o.coefficients = slow(npu());
+  for (const char* backend : {"model", "sim"}) {
+    const Measurement m = make_runner(backend, npu(), o)->measure(w, {config}).front();
+    ASSERT_TRUE(m.ok()) << m.error;
+    EXPECT_DOUBLE_EQ(m.predicted_ns, predicted_with(slow(npu()), w, config, npu())) << backend;
+  }
+}
+
+TEST_F(RunnerBatch, PredictionsUseTheSavedCalibrationOfThePredictedBackend) {
+  const Workload w = Workload::parse_key("matmul|512,256,384|fp16");
+  const TileConfig config = configs_for(w, npu(), 1).front();
+  const double datasheet = predicted_with(Coefficients::defaults(npu()), w, config, npu());
+  EXPECT_DOUBLE_EQ(make_runner("model", npu())->measure(w, {config}).front().predicted_ns, datasheet);
+
+  ASSERT_TRUE(save_calibration(calibration_dir(), npu(), "sim", slow(npu())).saved);
+  const double calibrated = predicted_with(slow(npu()), w, config, npu());
+  ASSERT_GT(calibrated, 2 * datasheet);
+  // `model` predicts what sim would measure, so it takes sim's calibration.
+  const Measurement model = make_runner("model", npu())->measure(w, {config}).front();
+  EXPECT_DOUBLE_EQ(model.predicted_ns, calibrated);
+  EXPECT_DOUBLE_EQ(model.stats.median_ns, calibrated);
+  EXPECT_DOUBLE_EQ(make_runner("sim", npu())->measure(w, {config}).front().predicted_ns, calibrated);
+
+  const Workload hw = Workload::parse_key("matmul|64,64,64|fp32");
+  const TileConfig host_config = configs_for(hw, host(), 1).front();
+  ASSERT_TRUE(save_calibration(calibration_dir(), host(), "cpu", slow(host())).saved);
+  RunnerOptions o = quick();
+  o.isolate = false;
+  EXPECT_DOUBLE_EQ(make_runner("cpu", host(), o)->measure(hw, {host_config}).front().predicted_ns,
+                   predicted_with(slow(host()), hw, host_config, host()));
 }
 
 }  // namespace
