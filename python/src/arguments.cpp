@@ -26,7 +26,9 @@ Shape shape_from(const py::handle& shapes) {
   for (const py::handle item : shapes.cast<py::sequence>()) {
     if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item))
       usage_error("shapes: expected ints, got " + py::repr(item).cast<std::string>());
-    shape.push_back(item.cast<int64_t>());
+    const auto dim = item.cast<int64_t>();
+    if (dim <= 0) usage_error("shapes: '" + std::to_string(dim) + "' is not a positive integer");
+    shape.push_back(dim);
   }
   return shape;
 }
@@ -46,8 +48,8 @@ Workload workload_from(const std::string& op, const py::handle& shapes, const st
       w.attrs[py::str(name).cast<std::string>()] = value.cast<int64_t>();
     }
   }
-  // The canonical form checks the rest (empty or negative dims, the attrs' names).
-  return Workload::parse_key(w.key());
+  // The op name is checked where it is used: a lookup that misses builds its graph.
+  return w;
 }
 
 const Target& target_named(const std::string& name_or_path) {

@@ -2,7 +2,7 @@
 on a database holding one simulated tuning run. Prints a Markdown report with the
 command, the machine and the date (results/python_lookup.md keeps one).
 
-    PYTHONPATH=build/python python3 python/bench_lookup.py [--calls N]
+    PYTHONPATH=build/python python3 bench/python_lookup.py [--calls N]
 """
 
 import argparse
@@ -59,7 +59,7 @@ def main():
 
     print("# pto_tune.lookup latency from Python\n")
     print("Command (Release build):\n")
-    print("```\nPYTHONPATH=build/python " + os.path.basename(sys.executable) + " python/bench_lookup.py " +
+    print("```\nPYTHONPATH=build/python " + os.path.basename(sys.executable) + " bench/python_lookup.py " +
           " ".join(sys.argv[1:]) + "\n```\n")
     print(f"Machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.1f} at the start of the run. "
