@@ -11,14 +11,14 @@ import subprocess
 import sys
 
 from setuptools import setup
-from setuptools.command.build_py import build_py
+from setuptools.command.build_ext import build_ext
 from setuptools.dist import Distribution
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("PTO_TUNE_BUILD_DIR", os.path.join(ROOT, "build"))
 
 
-class BuildWithCMake(build_py):
+class BuildWithCMake(build_ext):
     def run(self):
         subprocess.check_call(["cmake", "-S", ROOT, "-B", BUILD, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                                f"-DPython3_EXECUTABLE={sys.executable}"])
@@ -32,4 +32,4 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(packages=[], cmdclass={"build_py": BuildWithCMake}, distclass=BinaryDistribution)
+setup(packages=[], cmdclass={"build_ext": BuildWithCMake}, distclass=BinaryDistribution)
