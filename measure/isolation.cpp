@@ -1,8 +1,11 @@
 #include "measure/isolation.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,11 +14,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
 #include "core/error.h"
+
+extern char** environ;
 
 namespace pto::measure {
 
@@ -148,30 +155,20 @@ std::string ChildResult::describe() const {
   return what;
 }
 
-ChildResult run_in_child(const std::function<std::string()>& work, double timeout_s) {
-  Pipe out = make_pipe();
-  Pipe err = make_pipe();
-  auto start = Clock::now();
+namespace {
+
+// Collects a started child: its output until both pipes close, then its exit, all
+// before the deadline `timeout_s` after `start`; kills it when the deadline passes.
+// Closes both pipes.
+ChildResult collect(pid_t pid, int out_fd, int err_fd, Clock::time_point start, double timeout_s) {
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(std::max(timeout_s, 0.0)));
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    int fork_errno = errno;
-    for (int fd : {out.read, out.write, err.read, err.write}) ::close(fd);
-    fail(ErrorCategory::Io,
-         std::string("cannot fork a measurement child: ") + std::strerror(fork_errno));
-  }
-  if (pid == 0) child_main(work, parent, out, err);
-
-  ::close(out.write);
-  ::close(err.write);
   ChildResult result;
   int status = 0;
-  bool finished = drain(out.read, err.read, deadline, result.output, result.stderr_tail) &&
+  bool finished = drain(out_fd, err_fd, deadline, result.output, result.stderr_tail) &&
                   reap(pid, deadline, status);
-  ::close(out.read);
-  ::close(err.read);
+  ::close(out_fd);
+  ::close(err_fd);
   result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (result.stderr_tail.size() > kStderrTailBytes)
     result.stderr_tail.erase(0, result.stderr_tail.size() - kStderrTailBytes);
@@ -188,6 +185,126 @@ ChildResult run_in_child(const std::function<std::string()>& work, double timeou
     result.exit_code = WEXITSTATUS(status);
   }
   return result;
+}
+
+void close_all(std::initializer_list<int> fds) {
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+}
+
+// The request as an unnamed in-memory file, read from its start: the worker's stdin.
+// A file rather than a pipe: the parent never blocks on a request larger than a pipe
+// buffer, and a worker that dies early cannot raise SIGPIPE in the parent.
+int request_file(const std::string& request) {
+  int fd = memfd_create("pto-tune-worker-request", MFD_CLOEXEC);
+  if (fd < 0)
+    fail(ErrorCategory::Io, std::string("cannot create the worker's request file: ") + std::strerror(errno));
+  write_all(fd, request);
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    ::close(fd);
+    fail(ErrorCategory::Io, std::string("cannot rewind the worker's request file: ") + std::strerror(errno));
+  }
+  return fd;
+}
+
+bool is_executable(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+}
+
+// The folder of the binary or shared object this function was loaded from.
+std::filesystem::path folder_of_this_code() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&folder_of_this_code), &info) == 0 || !info.dli_fname ||
+      !*info.dli_fname)
+    return {};
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(info.dli_fname, ec).parent_path();
+}
+
+std::filesystem::path folder_of_this_executable() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+}
+
+}  // namespace
+
+ChildResult run_in_child(const std::function<std::string()>& work, double timeout_s) {
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  auto start = Clock::now();
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int fork_errno = errno;
+    close_all({out.read, out.write, err.read, err.write});
+    fail(ErrorCategory::Io,
+         std::string("cannot fork a measurement child: ") + std::strerror(fork_errno));
+  }
+  if (pid == 0) child_main(work, parent, out, err);
+
+  ::close(out.write);
+  ::close(err.write);
+  return collect(pid, out.read, err.read, start, timeout_s);
+}
+
+ChildResult run_in_worker(const std::string& executable, const std::vector<std::string>& args,
+                          const std::string& request, double timeout_s) {
+  int in = request_file(request);
+  Pipe out{}, err{};
+  try {
+    out = make_pipe();
+    err = make_pipe();
+  } catch (...) {
+    close_all({in, out.read, out.write});
+    throw;
+  }
+  // dup2 clears close-on-exec on the worker's three descriptors; every other
+  // descriptor of this process, these pipes' other ends included, is close-on-exec.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out.write, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.write, STDERR_FILENO);
+  std::vector<std::string> argv_text = {executable};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_text) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  auto start = Clock::now();
+  pid_t pid = 0;
+  int spawn_errno = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close_all({in, out.write, err.write});
+  if (spawn_errno != 0) {
+    close_all({out.read, err.read});
+    fail(ErrorCategory::Io, "cannot start the measurement worker " + executable + ": " +
+                                std::strerror(spawn_errno));
+  }
+  return collect(pid, out.read, err.read, start, timeout_s);
+}
+
+std::string worker_executable() {
+  constexpr const char* kName = "pto-tune-worker";
+  if (const char* chosen = std::getenv("PTO_TUNE_WORKER"); chosen && *chosen) {
+    if (!is_executable(chosen))
+      fail(ErrorCategory::Io, std::string("PTO_TUNE_WORKER is ") + chosen + ", which is not an executable file");
+    return chosen;
+  }
+  std::vector<std::filesystem::path> places;
+  for (const auto& folder : {folder_of_this_code(), folder_of_this_executable()})
+    if (!folder.empty()) places.push_back(folder / kName);
+#ifdef PTO_TUNE_WORKER_BUILD_PATH
+  places.emplace_back(PTO_TUNE_WORKER_BUILD_PATH);
+#endif
+  std::string looked;
+  for (const auto& place : places) {
+    if (is_executable(place)) return place.string();
+    looked += (looked.empty() ? "" : ", ") + place.string();
+  }
+  fail(ErrorCategory::Io, std::string("cannot find the measurement worker ") + kName + " (looked at: " +
+                              looked + "); set PTO_TUNE_WORKER to its path");
 }
 
 }  // namespace pto::measure

@@ -35,6 +35,12 @@ namespace pto::measure {
 // a hang or a wrong output costs that candidate its result and nothing more.
 enum class Fault { Crash, Hang, CorruptOutput };
 
+// How the cpu backend starts an isolated candidate's process (measure/isolation.h).
+// Fork: a copy of this process, sharing the inputs and reference copy-on-write (the
+// CLI). Spawn: a fresh pto-tune-worker that rebuilds them from the seed, for a process
+// that must not be forked (a Python interpreter).
+enum class ChildStart { Fork, Spawn };
+
 struct RunnerOptions {
   double min_time_ms = 50;     // cpu: repeat until this much total time ...
   int min_repetitions = 5;     // ... and at least this many runs
@@ -42,6 +48,7 @@ struct RunnerOptions {
   bool flush_cache = false;    // cpu: evict caches between runs
   double timeout_s = 30;       // cpu: per-candidate limit in the child process
   bool isolate = true;         // cpu: run each candidate in a child process
+  ChildStart child_start = ChildStart::Fork;  // cpu, with isolate: how the child starts
   int threads = 0;             // cpu: OpenMP threads, 0 = all
   // cpu: time the process's CPU time instead of wall time. On a machine shared with other
   // jobs a one-thread run's CPU time leaves out the time slices the neighbours took

@@ -5,6 +5,7 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build libboost-program-options-dev libsqlite3-dev nlohmann-json3-dev
           libgtest-dev libbenchmark-dev libopenblas-dev
+          pybind11-dev python3-dev python3-pytest  # the Python package and its tests
           python3-yaml)  # python3-yaml: tests/cli/batch_test.cpp parses the Kubernetes manifest
 [ "${1:-}" = "--test" ] && packages+=(chromium)
 missing=()

@@ -4,7 +4,11 @@
 // gives the prediction that goes beside the measurement; the rest are compiled, run
 // once, verified against the reference and timed in a child process
 // (measure/isolation.h) under the per-candidate timeout, so that a crash or a hang
-// becomes RUNTIME_ERROR or TIMEOUT and the batch goes on.
+// becomes RUNTIME_ERROR or TIMEOUT and the batch goes on. The child is a fork of this
+// process, or a spawned pto-tune-worker (RunnerOptions::child_start, for a process
+// that must not fork, such as a Python interpreter).
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -14,8 +18,8 @@
 #include "core/op_library.h"
 #include "core/warning.h"
 #include "measure/backends.h"
-#include "measure/cpu/candidate.h"
 #include "measure/cpu/timing.h"
+#include "measure/cpu/worker.h"
 #include "measure/isolation.h"
 
 namespace pto::measure {
@@ -38,22 +42,21 @@ Measurement from_child_failure(const ChildResult& child) {
 
 class CpuRunner : public Runner {
  public:
-  CpuRunner(Target host, RunnerOptions options) : host_(std::move(host)), options_(std::move(options)) {}
+  CpuRunner(Target host, RunnerOptions options, std::string worker)
+      : host_(std::move(host)), options_(std::move(options)), worker_(std::move(worker)) {}
 
   std::string name() const override { return "cpu"; }
 
   std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
                                    const OnResult& on_result) override {
-    TensorGraph graph = build_graph(w);
-    CostModel model(graph, host_, *options_.coefficients);
-    std::optional<WorkloadFixture> fixture;  // built only once a candidate gets to run
+    Batch batch{w, build_graph(w), {}};
+    CostModel model(batch.graph, host_, *options_.coefficients);
     std::vector<Measurement> results;
     for (size_t i = 0; i < candidates.size(); ++i) {
       Measurement m = predict(model, candidates[i], name()).measurement;
       if (m.ok()) {
-        if (!fixture) fixture = make_fixture(w, graph, options_.seed);
         double predicted_ns = m.predicted_ns;
-        m = run_one(*fixture, candidates[i], fault_for(i));
+        m = isolated(batch, CpuJob{{candidates[i]}, false, fault_for(i)}).front();
         m.predicted_ns = predicted_ns;
       }
       stamp(m);
@@ -66,12 +69,9 @@ class CpuRunner : public Runner {
   // The finalists run together in one child, so their results are known together.
   std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& finalists,
                                                const OnResult& on_result) override {
-    TensorGraph graph = build_graph(w);
-    WorkloadFixture fixture = make_fixture(w, graph, options_.seed);
-    std::vector<Measurement> results = isolated(
-        [&] { return measure_interleaved_candidates(fixture, finalists, host_, options_); },
-        finalists.size());
-    CostModel model(graph, host_, *options_.coefficients);
+    Batch batch{w, build_graph(w), {}};
+    std::vector<Measurement> results = isolated(batch, CpuJob{finalists, true, std::nullopt});
+    CostModel model(batch.graph, host_, *options_.coefficients);
     for (size_t i = 0; i < results.size(); ++i) {
       results[i].predicted_ns = predict(model, finalists[i], name()).measurement.predicted_ns;
       stamp(results[i]);
@@ -81,7 +81,18 @@ class CpuRunner : public Runner {
   }
 
  private:
-  using Work = std::function<std::vector<Measurement>()>;
+  // One measure() call's workload; its fixture is built once a candidate gets to run
+  // here or in a forked child (a spawned worker builds its own).
+  struct Batch {
+    Workload workload;
+    TensorGraph graph;
+    std::optional<WorkloadFixture> fixture;
+
+    const WorkloadFixture& fixture_for(uint64_t seed) {
+      if (!fixture) fixture = make_fixture(workload, graph, seed);
+      return *fixture;
+    }
+  };
 
   std::optional<Fault> fault_for(size_t candidate) const {
     auto it = options_.faults.find(candidate);
@@ -89,24 +100,27 @@ class CpuRunner : public Runner {
     return it->second;
   }
 
-  Measurement run_one(const WorkloadFixture& fixture, const TileConfig& config,
-                      std::optional<Fault> fault) {
-    Work work = [&] {
-      return std::vector<Measurement>{measure_candidate(fixture, config, host_, options_, fault)};
-    };
-    return isolated(work, 1).front();
-  }
-
-  // Runs `work` for `candidates` candidates, in a child under their summed timeouts
-  // unless isolation is off; a child that fails gives each the same failed Measurement.
-  std::vector<Measurement> isolated(const Work& work, size_t candidates) {
-    if (!options_.isolate) return work();
-    ChildResult child = run_in_child([&] { return to_json(work()).dump(); },
-                                     options_.timeout_s * static_cast<double>(candidates));
+  // Runs `job` in a child — forked, or a spawned worker — under its candidates' summed
+  // timeouts, or here when isolation is off; a child that fails gives each candidate
+  // the same failed Measurement.
+  std::vector<Measurement> isolated(Batch& batch, const CpuJob& job) {
+    if (!options_.isolate) return run_job(batch.fixture_for(options_.seed), job, host_, options_);
+    const size_t candidates = job.configs.size();
+    const double timeout_s = options_.timeout_s * static_cast<double>(candidates);
+    ChildResult child;
+    if (options_.child_start == ChildStart::Spawn) {
+      WorkerRequest request{batch.workload, host_, options_, job};
+      child = run_in_worker(worker_, {kWorkerParentFlag, std::to_string(getpid())}, request.to_json().dump(),
+                            timeout_s);
+    } else {
+      const WorkloadFixture& fixture = batch.fixture_for(options_.seed);
+      child = run_in_child([&] { return measurements_to_text(run_job(fixture, job, host_, options_)); },
+                           timeout_s);
+    }
     if (!child.succeeded()) return std::vector<Measurement>(candidates, from_child_failure(child));
     std::string why;
     try {
-      std::vector<Measurement> results = from_json(nlohmann::json::parse(child.output));
+      std::vector<Measurement> results = measurements_from_text(child.output);
       if (results.size() == candidates) return results;
       why = std::to_string(results.size()) + " results for " + std::to_string(candidates) +
             " candidates";
@@ -118,20 +132,9 @@ class CpuRunner : public Runner {
     return std::vector<Measurement>(candidates, unreadable);
   }
 
-  static nlohmann::json to_json(const std::vector<Measurement>& list) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const Measurement& m : list) j.push_back(m.to_json());
-    return j;
-  }
-
-  static std::vector<Measurement> from_json(const nlohmann::json& j) {
-    std::vector<Measurement> list;
-    for (const auto& item : j) list.push_back(Measurement::from_json(item));
-    return list;
-  }
-
   Target host_;
   RunnerOptions options_;
+  std::string worker_;  // the pto-tune-worker executable, for ChildStart::Spawn
 };
 
 }  // namespace
@@ -165,7 +168,9 @@ std::unique_ptr<Runner> make_cpu_runner(const Target& host, const RunnerOptions&
     if (fault != Fault::CorruptOutput && !options.isolate)
       usage_error("the injected crash or hang of candidate " + std::to_string(candidate) +
                   " needs isolation (it would take this process with it)");
-  return std::make_unique<CpuRunner>(host, options);
+  std::string worker;
+  if (options.isolate && options.child_start == ChildStart::Spawn) worker = worker_executable();
+  return std::make_unique<CpuRunner>(host, options, worker);
 }
 
 }  // namespace pto::measure

@@ -141,8 +141,21 @@ TEST(CpuRunner, DefaultConfigIsVerifiedAndTimed) {
   expect_ok_and_timed(results[0], o);
 }
 
-TEST(CpuRunner, EveryFailureCostsOnlyItsCandidate) {
-  RunnerOptions o = quick();
+// Both ways of starting the isolated child: a fork, and a spawned pto-tune-worker.
+class IsolatedCpuRunner : public ::testing::TestWithParam<ChildStart> {
+ protected:
+  RunnerOptions options() const {
+    RunnerOptions o = quick();
+    o.child_start = GetParam();
+    return o;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Starts, IsolatedCpuRunner, ::testing::Values(ChildStart::Fork, ChildStart::Spawn),
+                         [](const auto& info) { return info.param == ChildStart::Fork ? "Fork" : "Spawn"; });
+
+TEST_P(IsolatedCpuRunner, EveryFailureCostsOnlyItsCandidate) {
+  RunnerOptions o = options();
   o.timeout_s = 2;  // ample for a small matmul on a busy machine; the hang waits it out
   o.faults = {{2, Fault::CorruptOutput}, {3, Fault::Crash}, {4, Fault::Hang}};
   Workload w = workload("matmul", {48, 80, 40}, DType::F16);
@@ -264,8 +277,8 @@ TEST(CpuRunner, RandomFeasibleConfigsOnRaggedShapesAreVerified) {
   }
 }
 
-TEST(CpuRunner, InterleavedFinalistsEachGetTheirStatsAndSpread) {
-  RunnerOptions o = quick();
+TEST_P(IsolatedCpuRunner, InterleavedFinalistsEachGetTheirStatsAndSpread) {
+  RunnerOptions o = options();
   Workload w = workload("matmul", {64, 64, 64}, DType::F32);
   std::mt19937 rng(5);
   auto finalists = random_feasible_configs(w, rng, 3);

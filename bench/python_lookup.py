@@ -1,0 +1,75 @@
+"""Latency of pto_tune.lookup from Python: an exact hit and a nearest-shape fallback,
+on a database holding one simulated tuning run. Prints a Markdown report with the
+command, the machine and the date (results/python_lookup.md keeps one).
+
+    PYTHONPATH=build/python python3 bench/python_lookup.py [--calls N]
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+import pto_tune
+
+
+def per_call_us(call, calls, batches=15):
+    """Median over batches of the mean time of one call, in microseconds."""
+    call()  # the first call loads the target and the database's lookup provider
+    means = []
+    for _ in range(batches):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            call()
+        means.append((time.perf_counter_ns() - start) / calls / 1e3)
+    return statistics.median(means), min(means), max(means)
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main():
+    parser = argparse.ArgumentParser(description="pto_tune.lookup latency")
+    parser.add_argument("--calls", type=int, default=20000, help="calls per batch")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        db = os.path.join(folder, "tune.db")
+        pto_tune.tune("matmul", [4096, 4096, 4096], backend="sim", budget=8, db=db)
+        cases = {
+            "exact hit (4096,4096,4096)": lambda: pto_tune.lookup("matmul", [4096, 4096, 4096], db=db),
+            "nearest (4096,4096,4000)": lambda: pto_tune.lookup("matmul", [4096, 4096, 4000], db=db),
+            "Python call floor (len of a list)": lambda: len([4096, 4096, 4096]),
+        }
+        sources = {name: None for name in cases}
+        sources["exact hit (4096,4096,4096)"] = pto_tune.lookup("matmul", [4096, 4096, 4096], db=db).source
+        sources["nearest (4096,4096,4000)"] = pto_tune.lookup("matmul", [4096, 4096, 4000], db=db).source
+        rows = [(name, *per_call_us(call, args.calls), sources[name]) for name, call in cases.items()]
+
+    print("# pto_tune.lookup latency from Python\n")
+    print("Command (Release build):\n")
+    print("```\nPYTHONPATH=build/python " + os.path.basename(sys.executable) + " bench/python_lookup.py " +
+          " ".join(sys.argv[1:]) + "\n```\n")
+    print(f"Machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.1f} at the start of the run. "
+          f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.\n")
+    print(f"Each figure: median (min–max) over 15 batches of {args.calls} calls of the mean time per call.\n")
+    print("| lookup | µs per call | min–max | source |")
+    print("|---|---|---|---|")
+    for name, median, low, high, source in rows:
+        print(f"| {name} | {median:.2f} | {low:.2f}–{high:.2f} | {source or '—'} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""pto_tune: tuned tile configs where PyPTO kernels are written.
+
+A PyPTO kernel sets its tiles with ``pypto.set_vec_tile_shapes(...)`` and
+``pypto.set_cube_tile_shapes([mL0,mL1],[kL0,kL1],[nL0,nL1])``. With this package the
+kernel asks the tuning database instead of hard-coding numbers::
+
+    import pypto, pto_tune
+
+    @pypto.frontend.jit
+    def matmul_kernel(a, b, out):
+        pto_tune.apply(pto_tune.lookup("matmul", [a.shape[0], a.shape[1], b.shape[1]]), pypto)
+        out.move(pypto.matmul(a, b, a.dtype))
+
+lookup() answers from the database (exact hit, else the nearest tuned shape that
+still fits, else the cost model's pick, else the op's default) and never tunes;
+tune() fills the database; run() measures one config; Database reads, exports and
+merges a database file. Errors are pto_tune.Error subclasses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from ._pto_tune import (
+    Config,
+    CubeTiles,
+    DatabaseError,
+    Error,
+    InfeasibleConfig,
+    IoError,
+    UsageError,
+    compiler_version,
+    cost_model_version,
+    lookup,
+    reload,
+    target_fingerprint,
+)
+from ._pto_tune import Database as _Database
+from ._pto_tune import run as _run
+from ._pto_tune import tune as _tune
+
+__all__ = [
+    "Config", "CubeTiles", "Database", "DatabaseError", "Error", "InfeasibleConfig", "IoError",
+    "Measurement", "Result", "UsageError", "apply", "compiler_version", "cost_model_version", "lookup", "reload", "run", "target_fingerprint", "tune",
+]
+
+
+class _Fields(Mapping[str, Any]):
+    """A JSON object from pto-tune, read as attributes (r.status) or as a mapping (r["status"])."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self._fields = fields
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_fields"][name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._fields[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (what json.dumps takes)."""
+        return dict(self._fields)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._fields!r})"
+
+
+class Measurement(_Fields):
+    """One measured config: status ('OK', 'WRONG_RESULT', 'TIMEOUT', ...), time_ns (the
+    median), simulated (True for the sim and model backends: not a real measurement),
+    verified, stats, predicted_ns, backend, host, error, workload, target, fingerprint
+    (the target's), config."""
+
+    @property
+    def ok(self) -> bool:
+        return self._fields["status"] == "OK"
+
+
+class Result(_Fields):
+    """A tuning run, with the fields of ``pto-tune tune --json``: workload, target,
+    backend, strategy, best {config, measured_ns, predicted_ns}, default {config,
+    measured_ns}, speedup_vs_default, candidates {total, feasible, measured, failed},
+    elapsed_s, db."""
+
+    @property
+    def config(self) -> Config:
+        """The winning config."""
+        return Config(self._fields["best"]["config"])
+
+
+def run(op: str, shapes: Any, config: Any, dtype: str = "fp16", target: str = "ascend910b1",
+        backend: str | None = None, seed: int = 1, attrs: dict[str, int] | None = None) -> Measurement:
+    """Measures one config (a Config, a dict or JSON text) of one workload.
+
+    backend: 'cpu' (real time on this host, target 'host'), 'sim' (the NPU simulator) or
+    'model' (the cost model); default cpu for the host and sim for an NPU target. A cpu
+    candidate runs in a spawned pto-tune-worker process; the GIL is released meanwhile.
+    Raises InfeasibleConfig (with .violations) when the config does not fit; any other
+    failure (a wrong result, a crash, a timeout) is the measurement's status.
+    """
+    return Measurement(_run(op, shapes, config, dtype, target, backend, seed, attrs))
+
+
+def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
+         backend: str | None = None, strategy: str = "auto", budget: int | None = None,
+         time_limit: float | None = None, seed: int = 1, db: str | None = None,
+         attrs: dict[str, int] | None = None) -> Result:
+    """Tunes one workload and stores every measurement in the database.
+
+    db: the database file (default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).
+    budget: measurements, the default config's included (None: the strategy decides).
+    The GIL is released while it measures; Ctrl-C stops it after the measurement in
+    flight (what was measured is kept) and raises KeyboardInterrupt. lookup() sees the
+    result at once.
+    """
+    return Result(_tune(op, shapes, dtype, target, backend, strategy, budget, time_limit, seed, db, attrs))
+
+
+class Database(_Database):
+    """A tuning database file (created when missing).
+
+    best(op, shapes, ...) -> dict | None: the best record of a workload.
+    records(op=None) -> iterator of dicts: every record, of one op or all.
+    export(path): the best record per key as versioned JSON; import_json(path) adds
+    such a file's records; commit(records) stores record dicts; merge(paths): adds other
+    databases' records (shards of a batch job), keeping the best per key.
+    """
+
+
+def apply(cfg: Config, pypto_module: Any) -> None:
+    """Calls the module's tile setters with the config: set_cube_tile_shapes(m, k, n)
+    when the config has a cube tile, set_vec_tile_shapes(*vec) when it has a vec tile.
+
+    Duck-typed: pypto_module is pypto itself, or anything with those two functions
+    (a test's stand-in). Choices PyPTO has no setter for (n-buffering, L2 grouping,
+    fusion) are not applied; cfg.pypto_calls() shows them as comments.
+    """
+    if not isinstance(cfg, Config):
+        raise UsageError(f"apply: expected a pto_tune.Config, got {type(cfg).__name__}")
+    cube = cfg.cube
+    if cube is not None:
+        if cube.split_k:
+            pypto_module.set_cube_tile_shapes(cube.m, cube.k, cube.n, enable_split_k=True)
+        else:
+            pypto_module.set_cube_tile_shapes(cube.m, cube.k, cube.n)
+    vec = cfg.vec
+    if vec is not None:
+        pypto_module.set_vec_tile_shapes(*vec)

@@ -1,0 +1,79 @@
+#include "arguments.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/stl.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "measure/runner.h"
+
+namespace py = pybind11;
+
+namespace pto::python {
+
+namespace {
+
+Shape shape_from(const py::handle& shapes) {
+  if (py::isinstance<py::str>(shapes)) return parse_shape_list(shapes.cast<std::string>());
+  if (!py::isinstance<py::sequence>(shapes))
+    usage_error("shapes: expected a sequence of ints or text like '4096,4096,4096', got " +
+                py::repr(shapes).cast<std::string>());
+  Shape shape;
+  for (const py::handle item : shapes.cast<py::sequence>()) {
+    if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item))
+      usage_error("shapes: expected ints, got " + py::repr(item).cast<std::string>());
+    const auto dim = item.cast<int64_t>();
+    if (dim <= 0) usage_error("shapes: '" + std::to_string(dim) + "' is not a positive integer");
+    shape.push_back(dim);
+  }
+  return shape;
+}
+
+}  // namespace
+
+Workload workload_from(const std::string& op, const py::handle& shapes, const std::string& dtype,
+                       const py::handle& attrs) {
+  Workload w{op, shape_from(shapes), parse_dtype(dtype), {}};
+  if (!attrs.is_none()) {
+    if (!py::isinstance<py::dict>(attrs))
+      usage_error("attrs: expected a dict of name -> int, got " + py::repr(attrs).cast<std::string>());
+    for (const auto& [name, value] : attrs.cast<py::dict>()) {
+      if (!py::isinstance<py::int_>(value))
+        usage_error("attrs: '" + py::str(name).cast<std::string>() + "' must be an int, got " +
+                    py::repr(value).cast<std::string>());
+      w.attrs[py::str(name).cast<std::string>()] = value.cast<int64_t>();
+    }
+  }
+  // The op name is checked where it is used: a lookup that misses builds its graph.
+  return w;
+}
+
+const Target& target_named(const std::string& name_or_path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const Target>> loaded;
+  std::lock_guard lock(mutex);
+  auto& slot = loaded[name_or_path];
+  if (!slot) {
+    try {
+      slot = std::make_unique<const Target>(load_target(name_or_path));
+    } catch (...) {
+      loaded.erase(name_or_path);
+      throw;
+    }
+  }
+  return *slot;
+}
+
+std::string backend_or_default(const std::optional<std::string>& backend, const Target& target) {
+  return backend ? *backend : measure::default_backend(target);
+}
+
+py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+}  // namespace pto::python

@@ -1,0 +1,32 @@
+// The arguments every pto_tune function shares, from Python values to pto's types:
+// the workload (op, shapes, dtype, attrs), the target by name (loaded once and kept:
+// the host target is detected from sysfs, and lookup must stay cheap), and JSON to
+// Python objects.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+#include <pybind11/pybind11.h>
+
+#include "core/target.h"
+#include "core/workload.h"
+
+namespace pto::python {
+
+// `shapes` is a sequence of ints or text ("4096,4096,4096"); `attrs` a dict of
+// name -> int, or None. UsageError naming the bad value.
+Workload workload_from(const std::string& op, const pybind11::handle& shapes, const std::string& dtype,
+                       const pybind11::handle& attrs);
+
+// A built-in target or a target file, loaded on first use; thread-safe. The reference
+// stays valid for the life of the process.
+const Target& target_named(const std::string& name_or_path);
+
+// The backend asked for, else the CLI's default (measure::default_backend).
+std::string backend_or_default(const std::optional<std::string>& backend, const Target& target);
+
+pybind11::object to_python(const nlohmann::json& j);
+
+}  // namespace pto::python

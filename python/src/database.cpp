@@ -1,0 +1,105 @@
+// pto_tune.Database: a tuning database file from Python — its best records, every
+// record, export to versioned JSON and merge of shards. Records are dicts in
+// TuningRecord's JSON form (search/tuning_record.h).
+#include "database.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/stl.h>
+
+#include "arguments.h"
+#include "db/tuning_db.h"
+#include "measure.h"
+
+namespace py = pybind11;
+
+namespace pto::python {
+
+namespace {
+
+class Database {
+ public:
+  explicit Database(const std::optional<std::string>& path)
+      : path_(db::resolve_db_path(path)), db_(db::TuningDb::open(path_)) {}
+
+  const std::string& path() const { return path_; }
+
+  py::object best(const std::string& op, const py::handle& shapes, const std::string& dtype,
+                  const std::string& target_name, const std::optional<std::string>& backend,
+                  const py::handle& attrs) {
+    const Workload w = workload_from(op, shapes, dtype, attrs);
+    const Target& target = target_named(target_name);
+    const search::RecordKey key{w.key(), target.fingerprint(), backend_or_default(backend, target)};
+    std::optional<search::TuningRecord> record = db_->best(key);
+    if (!record) return py::none();
+    return to_python(record->to_json());
+  }
+
+  py::iterator records(const std::optional<std::string>& op) {
+    py::list list;
+    for (const search::TuningRecord& record : db_->records(op.value_or(""))) list.append(to_python(record.to_json()));
+    return py::iter(list);
+  }
+
+  size_t export_to(const std::string& file) { return db_->export_json(file); }
+
+  size_t import_from(const std::string& file) {
+    size_t added = db_->import_json(file);
+    forget_lookups(path_);
+    return added;
+  }
+
+  size_t commit(const py::iterable& records) {
+    std::vector<search::TuningRecord> parsed;
+    py::object dumps = py::module_::import("json").attr("dumps");
+    for (const py::handle record : records)
+      parsed.push_back(search::TuningRecord::from_json(nlohmann::json::parse(dumps(record).cast<std::string>())));
+    db_->commit(parsed);
+    forget_lookups(path_);
+    return parsed.size();
+  }
+
+  py::object merge(const std::vector<std::string>& inputs) {
+    db::MergeSummary summary = db::TuningDb::merge(inputs, path_);
+    forget_lookups(path_);
+    return to_python({{"inputs", summary.inputs}, {"keys", summary.keys}, {"added", summary.added},
+                      {"stale", summary.stale}});
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<db::TuningDb> db_;
+};
+
+}  // namespace
+
+void bind_database(py::module_& m) {
+  py::class_<Database>(m, "Database", "A tuning database file, created when missing.")
+      .def(py::init<const std::optional<std::string>&>(), py::arg("path") = py::none(),
+           "Opens the database at path (default $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).")
+      .def_property_readonly("path", &Database::path, "The database file.")
+      .def("best", &Database::best, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
+           py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("attrs") = py::none(),
+           "The best usable record of the workload on the target and backend (default: cpu\n"
+           "for the host, sim for an NPU target), as a dict; None when there is none.")
+      .def("records", &Database::records, py::arg("op") = py::none(),
+           "An iterator over every stored measurement (failures included) as dicts, in the\n"
+           "order stored; of one op when op is given.")
+      .def("export", &Database::export_to, py::arg("path"),
+           "Writes the best record per key as versioned JSON (what a release ships); returns\n"
+           "how many records it wrote.")
+      .def("import_json", &Database::import_from, py::arg("path"),
+           "Adds the records of an export file, all or none; returns how many were new.")
+      .def("commit", &Database::commit, py::arg("records"),
+           "Stores records (dicts in the form records() yields), all or none; returns how\n"
+           "many were given. For measurements made elsewhere.")
+      .def("merge", &Database::merge, py::arg("paths"),
+           "Merges other databases (shards of a batch job; never changed) into this one,\n"
+           "keeping the best record per key; returns {inputs, keys, added, stale}.");
+}
+
+}  // namespace pto::python

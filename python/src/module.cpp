@@ -1,0 +1,34 @@
+// The _pto_tune extension: the C++ half of the pto_tune package (pto_tune/__init__.py
+// wraps the dicts it returns in classes and adds apply()). One bind_* per concept:
+//   errors.cpp    pto::Error categories as Python exception classes
+//   config.cpp    Config, CubeTiles
+//   lookup.cpp    lookup(), with the per-database provider cache
+//   run.cpp       run()
+//   tune.cpp      tune()
+//   database.cpp  Database
+#include <pybind11/pybind11.h>
+
+#include "arguments.h"
+
+#include "config.h"
+#include "core/version.h"
+#include "cost_model/version.h"
+#include "database.h"
+#include "errors.h"
+#include "lookup.h"
+#include "measure.h"
+
+PYBIND11_MODULE(_pto_tune, m) {
+  m.doc() = "pto-tune's C++ core for the pto_tune package; import pto_tune instead.";
+  m.attr("compiler_version") = pto::kCompilerVersion;
+  m.attr("cost_model_version") = pto::kCostModelVersion;
+  pto::python::bind_errors(m);
+  m.def("target_fingerprint", [](const std::string& target) { return pto::python::target_named(target).fingerprint(); },
+        pybind11::arg("target") = "ascend910b1",
+        "The fingerprint of a target's description: what records name their target by.");
+  pto::python::bind_config(m);
+  pto::python::bind_lookup(m);
+  pto::python::bind_run(m);
+  pto::python::bind_tune(m);
+  pto::python::bind_database(m);
+}

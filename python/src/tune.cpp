@@ -1,0 +1,75 @@
+// pto_tune.tune: search::tune from Python, into a tuning database, with the GIL
+// released while it measures.
+#include <atomic>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/stl.h>
+
+#include "arguments.h"
+#include "core/error.h"
+#include "db/tuning_db.h"
+#include "measure.h"
+#include "search/tuner.h"
+
+namespace py = pybind11;
+
+namespace pto::python {
+
+namespace {
+
+// Stops the tuner at the next measurement once Python has a pending signal (Ctrl-C);
+// the KeyboardInterrupt is raised when tune() returns.
+struct InterruptWatch {
+  std::atomic<bool> stop{false};
+  bool interrupted = false;
+
+  void poll() {
+    py::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() != 0) {
+      interrupted = true;
+      stop = true;
+    }
+  }
+};
+
+py::object tune(const std::string& op, const py::object& shapes, const std::string& dtype,
+                const std::string& target_name, const std::optional<std::string>& backend,
+                const std::string& strategy, const std::optional<int64_t>& budget,
+                const std::optional<double>& time_limit_s, uint64_t seed, const std::optional<std::string>& db,
+                const py::object& attrs) {
+  const Workload w = workload_from(op, shapes, dtype, attrs);
+  const Target& target = target_named(target_name);
+  if (budget && *budget < 1) usage_error("budget: expected a positive number of measurements, got " +
+                                         std::to_string(*budget));
+  search::TuneOptions options;
+  options.strategy = strategy;
+  options.budget = budget.value_or(0);
+  options.time_limit_s = time_limit_s.value_or(0);
+  options.seed = seed;
+  InterruptWatch watch;
+  options.stop = &watch.stop;
+  options.progress = [&watch](int64_t, int64_t) { watch.poll(); };
+  nlohmann::json result;
+  {
+    py::gil_scoped_release release;
+    auto runner = measure::make_runner(backend_or_default(backend, target), target, runner_options(seed));
+    auto store = db::TuningDb::open(db::resolve_db_path(db));
+    result = search::tune(w, target, *runner, *store, options).to_json();
+  }
+  forget_lookups(db::resolve_db_path(db));
+  if (watch.interrupted) throw py::error_already_set();
+  return to_python(result);
+}
+
+}  // namespace
+
+void bind_tune(py::module_& m) {
+  m.def("tune", &tune, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
+        py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("strategy") = "auto",
+        py::arg("budget") = py::none(), py::arg("time_limit") = py::none(), py::arg("seed") = 1,
+        py::arg("db") = py::none(), py::arg("attrs") = py::none(),
+        "Tunes one workload into the database; the result as a dict (the CLI's --json).");
+}
+
+}  // namespace pto::python

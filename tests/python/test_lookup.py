@@ -1,0 +1,98 @@
+"""lookup() along its four paths — exact hit, nearest tuned shape, the cost model's
+pick, the op's default — plus a stale record, and from many threads at once. The
+records are committed by hand, so that each answer is known in advance."""
+
+import os
+import threading
+
+import pytest
+
+import pto_tune
+from conftest import make_record
+
+TUNED = {"cube": {"m": [128, 128], "k": [64, 256], "n": [256, 256], "split_k": False}, "nbuffer": 2}
+SLOWER = {"cube": {"m": [64, 64], "k": [64, 128], "n": [64, 64], "split_k": False}}
+OLD = {"vec": [64, 256]}
+
+
+@pytest.fixture
+def records_db(db):
+    database = pto_tune.Database(db)
+    database.commit([
+        make_record("matmul|512,512,1024|fp16", TUNED, 1000.0),
+        make_record("matmul|512,512,1024|fp16", SLOWER, 2000.0),
+        make_record("add|256,256|fp16", OLD, 500.0, compiler="0.0.1"),
+    ])
+    return db
+
+
+def test_exact_hit_is_the_fastest_record(records_db):
+    cfg = pto_tune.lookup("matmul", [512, 512, 1024], db=records_db)
+    assert cfg.source == "exact"
+    assert cfg == pto_tune.Config(TUNED)
+    assert not cfg.stale
+    assert cfg == pto_tune.lookup("matmul", "512,512,1024", db=records_db)
+
+
+def test_a_nearby_shape_gets_the_nearest_tuned_config(records_db):
+    cfg = pto_tune.lookup("matmul", [512, 512, 1000], db=records_db)
+    assert cfg.source == "nearest 512,512,1024"
+    assert cfg == pto_tune.Config(TUNED)
+
+
+def test_an_untuned_op_gets_the_cost_models_pick(records_db):
+    cfg = pto_tune.lookup("softmax", [1000, 4096], db=records_db)
+    assert cfg.source == "model"
+    assert cfg.vec is not None
+
+
+def test_without_a_record_or_the_models_pick_it_is_the_default(records_db, tmp_path):
+    cfg = pto_tune.lookup("softmax", [1000, 4096], db=records_db, model=False)
+    assert cfg.source == "default"
+    assert cfg.vec is not None
+    missing = str(tmp_path / "missing.db")
+    assert pto_tune.lookup("matmul", [96, 96, 96], db=missing, model=False).source == "default"
+    assert pto_tune.lookup("matmul", [96, 96, 96], db=missing).source == "model"
+    assert not os.path.exists(missing)  # lookup never writes
+
+
+def test_a_record_of_an_older_compiler_is_served_flagged_stale(records_db):
+    # (only where no fresh record of the op is near: a fresh one wins wherever there is one)
+    cfg = pto_tune.lookup("add", [256, 256], db=records_db)
+    assert cfg.source == "exact"
+    assert cfg.stale
+    assert "0.0.1" in cfg.stale_reason
+    assert cfg == pto_tune.Config(OLD)
+
+
+def test_records_of_another_backend_are_not_served_when_one_is_asked_for(records_db):
+    assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db, backend="sim").source == "exact"
+    assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db, backend="model").source != "exact"
+
+
+def test_new_records_are_seen_after_commit(records_db):
+    faster = {"cube": {"m": [128, 128], "k": [64, 128], "n": [128, 128], "split_k": False}}
+    pto_tune.Database(records_db).commit([make_record("matmul|512,512,1024|fp16", faster, 10.0)])
+    assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db) == pto_tune.Config(faster)
+
+
+def test_threads_calling_lookup_at_once_get_the_same_answers(records_db):
+    queries = [("matmul", [512, 512, 1024]), ("matmul", [512, 512, 1000]), ("softmax", [1000, 4096]),
+               ("add", [256, 256])]
+    wrong = []
+
+    def worker(seed):
+        for i in range(300):
+            q = (seed + i) % len(queries)
+            got = pto_tune.lookup(*queries[q], db=records_db)
+            if got != expected[q] or got.source != expected[q].source:
+                wrong.append((queries[q], got))
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    expected = [pto_tune.lookup(op, shape, db=records_db) for op, shape in queries]
+    pto_tune.reload(records_db)  # the threads race to load the database, too
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
