@@ -8,8 +8,8 @@
 #
 #   results/run.sh [--only NAME[,NAME...]] [--build DIR]
 #
-# NAME: tuning, ranking, cost_model, lookup, cpu_matmul, sim_calibration, sim_speed,
-# measure_overhead, report. The whole run takes hours on a 2-core machine (tuning and
+# NAME: tuning, ranking, ranking_cpu, cost_model, lookup, cpu_matmul, sim_calibration,
+# sim_speed, measure_overhead, validate, batch, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
 # ranking dominate); --only picks parts.
 set -euo pipefail
 
@@ -35,7 +35,19 @@ machine() {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
-# run NAME TARGET ARGS...: builds TARGET, runs it with ARGS, writes generated/NAME.txt.
+# record NAME COMMAND...: runs COMMAND from the repository root, writes generated/NAME.txt
+# headed by the machine and the command.
+record() {
+  local name=$1
+  shift
+  wanted "$name" || return 0
+  local file=$out/$name.txt
+  echo "== $name: $*" >&2
+  { machine; echo "command: $*"; echo; (cd "$root" && "$@"); } >"$file.tmp" 2>&1
+  mv "$file.tmp" "$file"
+}
+
+# run NAME TARGET ARGS...: builds the bench (or test) program TARGET and records it.
 run() {
   local name=$1 target=$2
   shift 2
@@ -43,26 +55,29 @@ run() {
   cmake --build "$build" -j"$(nproc)" --target "$target" >/dev/null
   local bin=$build/bench/$target
   [[ -x $bin ]] || bin=$build/tests/$target
-  local file=$out/$name.txt
-  echo "== $name: $target $*" >&2
-  { machine; echo "command: ${bin#"$root"/} $*"; echo; "$bin" "$@"; } >"$file.tmp" 2>&1
-  mv "$file.tmp" "$file"
+  record "$name" "${bin#"$root"/}" "$@"
 }
 
-# A bench that lives on another branch may not exist yet: say so instead of failing.
-have() { grep -q "$1" <(cmake --build "$build" --target help); }
+# build TARGET...: for the parts that run the CLI or the Python package.
+build() { cmake --build "$build" -j"$(nproc)" --target "$@" >/dev/null; }
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 run tuning tuning_bench --seeds 5
 run ranking ranking_bench --seed 1
+run ranking_cpu ranking_cpu_bench --seed 1
 run cost_model cost_model_bench --benchmark_filter='Score|ModelOnly|Estimate' \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-if have lookup_bench; then run lookup lookup_bench; elif wanted lookup; then echo "lookup: no lookup_bench in this checkout, skipped" >&2; fi
+run lookup lookup_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX} OPENBLAS_NUM_THREADS=2 run cpu_matmul matmul_bench
 run sim_calibration sim_bench --benchmark_filter=Guide
 run sim_speed sim_bench
 run measure_overhead measure_bench --benchmark_min_time=1
+if wanted validate || wanted batch; then build pto-tune; fi
+record validate "${build#"$root"/}/cli/pto-tune" validate --cross-validate
+record batch bench/batch_bench.sh "${build#"$root"/}/cli/pto-tune"
+if wanted python_lookup; then build _pto_tune; fi
+PYTHONPATH=$build/python record python_lookup python3 bench/python_lookup.py
 
 if wanted report; then
   echo "== report: a small tuning suite (model and sim backends, simulated) and its report" >&2

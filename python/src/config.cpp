@@ -60,7 +60,12 @@ void bind_config(py::module_& m) {
                      "A tile config in PyPTO's vocabulary, with where it came from.\n\n"
                      "Config(json) makes one from JSON text or a dict in the canonical form\n"
                      "{\"vec\":[64,512], \"cube\":{\"m\":[128,128],\"k\":[64,256],\"n\":[256,256]}, ...}.")
-      .def(py::init([](const py::object& json) { return Config{tiles_from(json)}; }), py::arg("json"))
+      .def(py::init([](const py::object& json) {
+             Config config;
+             config.tiles = tiles_from(json);
+             return config;
+           }),
+           py::arg("json"))
       .def_property_readonly(
           "vec", [](const Config& c) { return c.tiles.vec; },
           "The vec tile shape (the arguments of pypto.set_vec_tile_shapes), or None.")

@@ -39,7 +39,7 @@ class Providers {
       const auto& [path, backend, model] = key;
       db::LookupOptions options;
       if (!backend.empty()) options.backends = {backend};
-      if (!model) options.model_time_cap_ms = 0;
+      if (!model) options.model_candidates = 0;  // no model pick: nearest, then the default
       try {
         slot = std::make_shared<db::DbConfigProvider>(path, options);
       } catch (...) {
