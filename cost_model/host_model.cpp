@@ -2,6 +2,7 @@
 #include "cost_model/host_model.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "cost_model/kernel_header.h"
 #include "cost_model/l2_traffic.h"
@@ -90,12 +91,23 @@ int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
   return ceil_div(m, block_rows_) * ceil_div(n, block_cols_);
 }
 
-// Bytes per cycle a core streams from where a working set of this size lives.
-double HostModel::cache_bytes_per_cycle(int64_t working_set) const {
-  if (working_set <= target_.ub) return kL1dBytesPerCycle;  // UB ~ L1d
-  if (working_set <= target_.l1) return kL2BytesPerCycle;   // L1 ~ the core's L2
-  if (working_set <= target_.l2_bytes) return kLlcBytesPerCycle;  // L2 ~ the LLC
-  return std::min(kLlcBytesPerCycle, target_.gm_read_bpc);
+// Cycles per byte a core streams a working set of this size at. A pass over a set that
+// overflows a level by a fraction f still finds about 1 - f of it there, so each level
+// adds its next level's extra cost per byte times the fraction it misses: graded, not a
+// cliff at the capacity (a tile just past L2 ran as fast as one inside it, measured).
+double HostModel::stream_cycles_per_byte(int64_t working_set) const {
+  const double ws = static_cast<double>(std::max<int64_t>(1, working_set));
+  const double dram = std::min(kLlcBytesPerCycle, target_.gm_read_bpc);
+  const std::pair<int64_t, double> levels[] = {  // capacity, and the next level's rate
+      {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {target_.l2_bytes, dram}};
+  double rate = kL1dBytesPerCycle;  // UB ~ L1d, L1 ~ the core's L2, L2 ~ the LLC
+  double cycles = 1.0 / rate;
+  for (const auto& [capacity, next] : levels) {
+    const double missed = std::max(0.0, 1.0 - static_cast<double>(capacity) / ws);
+    cycles += missed * (1.0 / next - 1.0 / rate);
+    rate = next;
+  }
+  return cycles;
 }
 
 double HostModel::vector_cycles_per_element(OpKind op, DType dtype) const {
@@ -136,7 +148,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
   const double block_cycles = kBlockCycles + block_rows_ * kBlockRowCycles + c_block_bytes / std::max(16, target_.simd_bytes);
   w.onchip += TimeTerms::term(c, Coef::OnChip, blocks * block_cycles);
   if (c_tile > target_.ub) {
-    w.spill += TimeTerms::term(c, Coef::Spill, blocks * c_block_bytes / cache_bytes_per_cycle(c_tile));
+    w.spill += TimeTerms::term(c, Coef::Spill, blocks * c_block_bytes * stream_cycles_per_byte(c_tile));
   }
   // L0 operands streamed by the micro-kernel: A once per column block, B once per
   // TMATMUL (its 48-column block stays in L1d over the row blocks).
@@ -144,7 +156,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
   if (l1_set > target_.ub) {
     const double per_tmatmul = static_cast<double>(t.mL0 * t.kL0 * 4 * ceil_div(t.nL0, block_cols_) +
                                                    t.kL0 * t.nL0 * 4);
-    w.cube_floor += TimeTerms::term(c, Coef::Spill, tmatmuls * fill * per_tmatmul / cache_bytes_per_cycle(l1_set));
+    w.cube_floor += TimeTerms::term(c, Coef::Spill, tmatmuls * fill * per_tmatmul * stream_cycles_per_byte(l1_set));
   }
 
   // Packing: each TLOAD reads its operand window from GM into panels, row by row of the
@@ -175,7 +187,7 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   // Rows of one task's tile: every instruction loops over them, one call per row.
   const double rows = r > 0 && k.tile[r - 1] > 0 ? static_cast<double>(num_elements(k.tile) / k.tile[r - 1]) : 1;
   const int64_t ub = level_bytes(k, MemLevel::UB);
-  const double pass_bytes_per_cycle = cache_bytes_per_cycle(ub);
+  const double pass_cycles_per_byte = stream_cycles_per_byte(ub);
   double elements = 0;
   for (const VectorWork& v : k.vector_work) {
     const double e = static_cast<double>(v.elements);
@@ -187,7 +199,7 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   }
   if (ub > target_.ub) {  // each pass re-reads its (up to two) operands beyond L1d; its
     // stores drain through the store buffer without stalling the loop
-    w.spill += TimeTerms::term(c, Coef::Spill, elements * 2 * 4 / pass_bytes_per_cycle);
+    w.spill += TimeTerms::term(c, Coef::Spill, elements * 2 * 4 * pass_cycles_per_byte);
   }
   if (!k.uses_cube) {  // row loads (from the LLC for a tensor larger than L2) and stores
     for (const TensorRead& read : k.reads) {

@@ -78,7 +78,7 @@ class HostModel {
   void cube_work(const KernelSummary& k, const TileConfig& config, const Coefficients& c, Work& w) const;
   void vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const;
   double vector_cycles_per_element(OpKind op, DType dtype) const;
-  double cache_bytes_per_cycle(int64_t working_set) const;
+  double stream_cycles_per_byte(int64_t working_set) const;
   double input_bytes(const KernelSummary& k) const;
 
   const TensorGraph& graph_;

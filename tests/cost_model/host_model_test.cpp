@@ -4,11 +4,12 @@
 // it slower, packing grows with the tiles that re-pack the operands, a narrow register
 // block costs more per flop, edge blocks cost at least their share, ragged shapes never
 // predict faster than smaller ones, narrow TLOAD runs and C rows cost per run / row,
-// transcendental rows cost their fp64 expansions, working sets beyond the LLC stream
-// no faster, row loops over 1-wide rows cost per element, and the prediction is the
+// transcendental rows cost their fp64 expansions, passes slow gradually as a tile
+// outgrows each cache and beyond the LLC stream no faster, row loops over 1-wide rows cost per element, and the prediction is the
 // linear form calibration fits.
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -276,6 +277,28 @@ TEST(HostModel, TranscendentalRowsCostTheirFp64Expansions) {
   const Estimate ea = a.estimate(tile), eb = b.estimate(tile);
   ASSERT_TRUE(ea.feasible && eb.feasible);
   EXPECT_GT(ea.breakdown.vector, 20 * eb.breakdown.vector);
+}
+
+TEST(HostModel, PassesSlowGraduallyAsTheTileOutgrowsEachCache) {
+  // Layernorm tiles of 2 .. 1024 whole rows: the passes' cost per element never drops as
+  // the working set grows, rises once it overflows L1d, and keeps rising past L2 — no
+  // cliff that makes a tile just past a capacity as slow as one far beyond it.
+  const TensorGraph g = build_graph(row_workload("layernorm", 1024, 2048));
+  const CostModel model(g, fixed_host());
+  std::vector<double> spill;
+  for (int64_t rows : {2, 4, 16, 64, 128, 256, 512, 1024}) {
+    TileConfig tile;
+    tile.vec = Shape{rows, 2048};
+    const Estimate e = model.estimate(tile);
+    ASSERT_TRUE(e.feasible) << rows;
+    if (!spill.empty()) {
+      EXPECT_GE(e.breakdown.mte1, spill.back()) << rows << " rows";
+    }
+    spill.push_back(e.breakdown.mte1);
+  }
+  EXPECT_GT(spill[3], spill[0]);  // 64 rows overflow L1d, 2 rows fit
+  EXPECT_GT(spill[5], spill[4]);  // 256 rows miss more of L2 than 128
+  EXPECT_GT(spill[7], spill[6]);
 }
 
 TEST(HostModel, WorkingSetsBeyondTheLlcStreamNoFaster) {
