@@ -23,9 +23,11 @@ constexpr double kBlockRowCycles = 12;      // per row of a block: the row loop 
 constexpr double kPackABytesPerCycle = 2;   // GM -> A panels (8x8 transposes)
 constexpr double kPackBBytesPerCycle = 3;   // GM -> B panels (row copies)
 constexpr double kLlcPackBytesPerCycle = 1; // packing an operand that only the LLC holds
-constexpr double kRowCopyBytesPerCycle = 4; // vector TLOAD rows, with conversion
+// Vector TLOAD rows, with conversion, from L2 or the LLC alike: the copy loop, not the
+// cache, sets the pace (a separate 1 B/cycle LLC rate priced unfused partitions' reads
+// of their intermediates ~3x too high against measured runs).
+constexpr double kRowCopyBytesPerCycle = 4;
 constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
-constexpr double kLlcRowBytesPerCycle = 4;   // vector TLOAD rows of a tensor beyond L2 (memcpy-like streams)
 constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-allocate and evictions
 constexpr double kInstrCycles = 150;        // one step of a task: dispatch, views, strides
 constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
@@ -201,11 +203,8 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
     // stores drain through the store buffer without stalling the loop
     w.spill += TimeTerms::term(c, Coef::Spill, elements * 2 * 4 * pass_cycles_per_byte);
   }
-  if (!k.uses_cube) {  // row loads (from the LLC for a tensor larger than L2) and stores
-    for (const TensorRead& read : k.reads) {
-      const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
-      w.pack += TimeTerms::term(c, Coef::L2, read.bytes / (in_l2 ? kRowCopyBytesPerCycle : kLlcRowBytesPerCycle));
-    }
+  if (!k.uses_cube) {  // row loads and stores
+    for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
     const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
     w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
   }
