@@ -8,19 +8,24 @@
 // so that a neighbour's load hits every candidate alike), and score how the model orders
 // them (Kendall tau, top-1 / top-5 regret, cost_model/ranking.h) two ways: with the
 // default coefficients, and after calibrate() on the samples of every OTHER workload
-// (leave-one-out: the fit never sees the workload it is scored on). Each candidate's
-// relative spread ((p90 - p10) / median of its runs) is reported, and the tau that a
-// model would get if the truth were each candidate's p10 or p90 instead of its median,
-// so that a tau which moves with the noise can be told apart.
+// (leave-one-out: the fit never sees the workload it is scored on).
+//
+// Noise: every workload is measured in --passes independent passes (pass 1 of the whole
+// suite, then pass 2, ..., each in its own child process), and a candidate's time is
+// the mean of its pass medians. The tau of pass 1's medians against pass 2's is the
+// order the noise alone leaves intact: a model scored against one pass cannot expect
+// more than about that, and no target above it can be met by any model. Reported with
+// each candidate's relative spread within a pass ((p90 - p10) / median of its runs) and
+// the median relative difference of its two pass medians.
 //
 //   build/bench/ranking_cpu_bench [--samples 12] [--seed 1] [--threads 1] [--filter S]
-//                                 [--min-time-ms 30] [--repetitions 7]
+//                                 [--min-time-ms 30] [--repetitions 7] [--passes 2]
 //                                 [--clock cpu|wall] [--save FILE | --load FILE]
 //                                 [--prior-weight W] [--verbose 1]
 //
-// --save writes every measurement (workload key, config, median / p10 / p90 ns) as JSON
-// lines; --load scores those instead of measuring, so a model change can be re-scored
-// on the same times.
+// --save writes every measurement (workload key, config, the mean median and each
+// pass's median / p10 / p90 ns) as JSON lines; --load scores those instead of
+// measuring, so a model change can be re-scored on the same times.
 //
 // --threads 1 (the default) measures on one thread and gives the model a one-core host:
 // on a shared machine a second thread mostly measures the neighbours. --clock cpu (the
@@ -31,6 +36,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +48,7 @@
 #include "cost_model/calibrate.h"
 #include "cost_model/estimate.h"
 #include "cost_model/ranking.h"
+#include "cost_model/time_terms.h"
 #include "measure/runner.h"
 #include "measure/stats.h"
 #include "search/space_generator.h"
@@ -75,10 +82,11 @@ struct Options {
   int threads = 1;
   double min_time_ms = 30;
   int repetitions = 7;
+  int passes = 2;
   std::string filter;
   std::string save, load;
   bool cpu_time = true;
-  bool verbose = false;  // --verbose 1: every sample, measured and predicted, on stderr
+  bool verbose = false;  // --verbose 1: every sample, measured, predicted and its breakdown, on stderr
   double prior_weight = CalibrationOptions{}.prior_weight;
 };
 
@@ -98,6 +106,8 @@ Options parse_options(int argc, char** argv) {
       o.min_time_ms = std::stod(value);
     } else if (arg == "--repetitions") {
       o.repetitions = std::stoi(value);
+    } else if (arg == "--passes") {
+      o.passes = std::stoi(value);
     } else if (arg == "--filter") {
       o.filter = value;
     } else if (arg == "--prior-weight") {
@@ -113,11 +123,13 @@ Options parse_options(int argc, char** argv) {
       o.load = value;
     } else {
       usage_error("ranking_cpu_bench: unknown option '" + arg +
-                  "' (known: --samples, --seed, --threads, --min-time-ms, --repetitions, --filter, --clock, --save, --load, --verbose, --prior-weight)");
+                  "' (known: --samples, --seed, --threads, --min-time-ms, --repetitions, --passes, --filter, "
+                  "--clock, --save, --load, --verbose, --prior-weight)");
     }
   }
   if (o.samples < 6) usage_error("ranking_cpu_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   if (o.threads < 1) usage_error("ranking_cpu_bench: --threads must be at least 1, got " + std::to_string(o.threads));
+  if (o.passes < 1) usage_error("ranking_cpu_bench: --passes must be at least 1, got " + std::to_string(o.passes));
   return o;
 }
 
@@ -130,16 +142,48 @@ Scores score(const std::vector<double>& predicted, const std::vector<double>& me
           top_k_regret(predicted, measured, 5)};
 }
 
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+constexpr double kPi = 3.14159265358979323846;
+
+double median_of(std::vector<double> v) { return measure::percentile(std::move(v), 0.5); }
+
+// One measured candidate: each pass's statistics; its time is the mean of the pass medians.
+struct Timed {
+  TileConfig config;
+  std::vector<measure::Stats> passes;
+  double mean_ns() const {
+    double sum = 0;
+    for (const measure::Stats& s : passes) sum += s.median_ns;
+    return sum / static_cast<double>(passes.size());
+  }
+};
+
+// The best tau a model can expect against the mean of `passes` passes, when two single
+// passes agree with tau `pass_tau`: with Gaussian noise tau = (2/pi) asin(rho), the passes'
+// correlation is the reliability of one pass, and Spearman-Brown gives the mean's. An
+// estimate; `pass_tau` itself is the measured figure.
+double tau_ceiling(double pass_tau, int passes) {
+  if (!std::isfinite(pass_tau)) return kNone;
+  const double rho = std::clamp(std::sin(kPi / 2 * pass_tau), 0.0, 1.0);
+  const double reliability = passes * rho / (1 + (passes - 1) * rho);
+  return 2 / kPi * std::asin(std::sqrt(reliability));
+}
+
 struct CaseRun {
   const Case* c = nullptr;
   Workload workload;
   TensorGraph graph;
   std::unique_ptr<CostModel> model;
-  std::vector<Sample> samples;           // measured median per config
-  std::vector<double> p10, p90, spread;  // per sample
+  std::vector<TileConfig> configs;                         // drawn, in measurement order
+  std::vector<std::vector<measure::Measurement>> results;  // per pass, per config
+  std::vector<Timed> timed;                                // measured in every pass
+  std::vector<Sample> samples;                             // config, mean of the pass medians
   size_t failed = 0;
   Scores uncalibrated, loo;
-  double tau_p10 = 0, tau_p90 = 0;       // uncalibrated tau against the p10 / p90 times
+  double spread = 0;          // median over candidates of the within-pass relative spread
+  double pass_diff = kNone;   // median over candidates of |median 1 - median 2| / mean
+  double pass_tau = kNone;    // tau of pass 1's medians against pass 2's
+  double tau_pass1 = kNone, tau_pass2 = kNone;  // the model's uncalibrated tau against each
 };
 
 std::vector<double> predictions(const CostModel& model, const std::vector<Sample>& samples) {
@@ -154,29 +198,42 @@ std::vector<double> medians(const std::vector<Sample>& samples) {
   return out;
 }
 
-// One measured candidate, as --save writes it and --load reads it.
-struct Timed {
-  TileConfig config;
-  measure::Stats stats;
-};
-
-std::vector<Timed> measure_configs(const CaseRun& run, const Options& o, const Target& model_target,
-                                   measure::Runner& cpu, size_t& failed) {
-  const search::SpaceGenerator space(run.graph, model_target, default_config(run.workload, run.graph, model_target));
-  const std::vector<TileConfig> configs = space.sample(o.samples, o.seed);
-  const std::vector<measure::Measurement> results = cpu.measure_interleaved(run.workload, configs);
-  std::vector<Timed> out;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    if (!results[i].ok()) {
-      ++failed;
-      std::cerr << run.c->key << ": " << configs[i].to_string() << " failed: " << results[i].error << "\n";
-      continue;
-    }
-    out.push_back({configs[i], results[i].stats});
-  }
+std::vector<double> pass_medians(const std::vector<Timed>& timed, size_t pass) {
+  std::vector<double> out;
+  for (const Timed& t : timed) out.push_back(t.passes[pass].median_ns);
   return out;
 }
 
+// The candidates measured in every pass (a failure is reported once, for its first pass).
+void collect_timed(CaseRun& run) {
+  for (size_t i = 0; i < run.configs.size(); ++i) {
+    Timed t{run.configs[i], {}};
+    for (const std::vector<measure::Measurement>& pass : run.results) {
+      if (!pass[i].ok()) {
+        ++run.failed;
+        std::cerr << run.c->key << ": " << run.configs[i].to_string() << " failed: " << pass[i].error << "\n";
+        break;
+      }
+      t.passes.push_back(pass[i].stats);
+    }
+    if (t.passes.size() == run.results.size()) run.timed.push_back(std::move(t));
+  }
+}
+
+measure::Stats stats_from_json(const nlohmann::json& j) {
+  measure::Stats s;
+  s.median_ns = j.at("median_ns").get<double>();
+  s.p10_ns = j.at("p10_ns").get<double>();
+  s.p90_ns = j.at("p90_ns").get<double>();
+  return s;
+}
+
+nlohmann::json stats_to_json(const measure::Stats& s) {
+  return {{"median_ns", s.median_ns}, {"p10_ns", s.p10_ns}, {"p90_ns", s.p90_ns}};
+}
+
+// Lines of one workload from a --save file; files written before --passes hold one pass
+// as median / p10 / p90 at the top level.
 std::vector<Timed> load_configs(const std::string& path, const std::string& key) {
   std::ifstream in(path);
   if (!in) fail(ErrorCategory::Io, "ranking_cpu_bench: cannot read " + path);
@@ -185,9 +242,11 @@ std::vector<Timed> load_configs(const std::string& path, const std::string& key)
     const nlohmann::json j = nlohmann::json::parse(line);
     if (j.at("key").get<std::string>() != key) continue;
     Timed t{TileConfig::from_json(j.at("config")), {}};
-    t.stats.median_ns = j.at("median_ns").get<double>();
-    t.stats.p10_ns = j.at("p10_ns").get<double>();
-    t.stats.p90_ns = j.at("p90_ns").get<double>();
+    if (j.contains("passes")) {
+      for (const nlohmann::json& p : j.at("passes")) t.passes.push_back(stats_from_json(p));
+    } else {
+      t.passes.push_back(stats_from_json(j));
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -197,42 +256,66 @@ void save_configs(const std::string& path, const std::string& key, const std::ve
   std::ofstream out(path, std::ios::app);
   if (!out) fail(ErrorCategory::Io, "ranking_cpu_bench: cannot write " + path);
   for (const Timed& t : timed) {
-    out << nlohmann::json{{"key", key}, {"config", t.config.to_json()}, {"median_ns", t.stats.median_ns},
-                          {"p10_ns", t.stats.p10_ns}, {"p90_ns", t.stats.p90_ns}}.dump()
+    nlohmann::json passes = nlohmann::json::array();
+    for (const measure::Stats& s : t.passes) passes.push_back(stats_to_json(s));
+    out << nlohmann::json{{"key", key}, {"config", t.config.to_json()}, {"median_ns", t.mean_ns()},
+                          {"passes", passes}}.dump()
         << "\n";
   }
 }
 
-CaseRun measure_case(const Case& c, const Options& o, const Target& model_target, measure::Runner& cpu) {
+CaseRun prepare_case(const Case& c, const Options& o, const Target& model_target) {
   CaseRun run;
   run.c = &c;
   run.workload = Workload::parse_key(c.key);
   run.graph = build_graph(run.workload);
   run.model = std::make_unique<CostModel>(run.graph, model_target);
-  const std::vector<Timed> timed =
-      o.load.empty() ? measure_configs(run, o, model_target, cpu, run.failed) : load_configs(o.load, c.key);
-  if (!o.save.empty()) save_configs(o.save, c.key, timed);
-  for (const Timed& t : timed) {
-    run.samples.push_back({t.config, t.stats.median_ns});
-    run.p10.push_back(t.stats.p10_ns);
-    run.p90.push_back(t.stats.p90_ns);
-    run.spread.push_back(measure::relative_spread(t.stats));
+  if (o.load.empty()) {
+    const search::SpaceGenerator space(run.graph, model_target, default_config(run.workload, run.graph, model_target));
+    run.configs = space.sample(o.samples, o.seed);
+  }
+  return run;
+}
+
+// The prediction's parts by coefficient (ns): what calibration scales.
+nlohmann::json coefficient_parts(const CostModel& model, const TileConfig& config) {
+  const TimeTerms terms = model.terms(model.analyze(config), config, model.coefficients());
+  nlohmann::json out;
+  for (int i = 0; i < kNumCoefs; ++i) out[coef_name(coef_at(i))] = terms.amount(coef_at(i)) * model.coefficients().value[i];
+  return out;
+}
+
+// Scores the model on one workload's timed candidates: against the mean of the passes,
+// against each of the first two, and the passes against each other.
+void score_case(CaseRun& run, const Options& o) {
+  const std::string& key = run.c->key;
+  std::vector<double> spreads, diffs;
+  for (const Timed& t : run.timed) {
+    run.samples.push_back({t.config, t.mean_ns()});
+    for (const measure::Stats& s : t.passes) spreads.push_back(measure::relative_spread(s));
+    if (t.passes.size() >= 2) diffs.push_back(std::abs(t.passes[0].median_ns - t.passes[1].median_ns) / t.mean_ns());
   }
   if (run.samples.size() < 4) {
-    internal_error("ranking_cpu_bench: " + c.key + ": only " + std::to_string(run.samples.size()) +
+    internal_error("ranking_cpu_bench: " + key + ": only " + std::to_string(run.samples.size()) +
                    " candidates measured; a ranking needs at least 4");
   }
   const std::vector<double> predicted = predictions(*run.model, run.samples);
   if (o.verbose) {
     for (size_t i = 0; i < run.samples.size(); ++i) {
-      std::cerr << c.key << "  measured " << run.samples[i].measured_ns / 1e6 << " ms  predicted "
-                << predicted[i] / 1e6 << " ms  " << run.samples[i].config.to_string() << "\n";
+      std::cerr << key << "  measured " << run.samples[i].measured_ns / 1e6 << " ms  predicted "
+                << predicted[i] / 1e6 << " ms  " << run.samples[i].config.to_string() << "  "
+                << run.model->estimate(run.samples[i].config).breakdown.to_json().dump() << "  "
+                << coefficient_parts(*run.model, run.samples[i].config).dump() << "\n";
     }
   }
   run.uncalibrated = score(predicted, medians(run.samples));
-  run.tau_p10 = kendall_tau(predicted, run.p10);
-  run.tau_p90 = kendall_tau(predicted, run.p90);
-  return run;
+  run.spread = median_of(spreads);
+  run.tau_pass1 = kendall_tau(predicted, pass_medians(run.timed, 0));
+  if (!diffs.empty()) {
+    run.pass_diff = median_of(diffs);
+    run.pass_tau = kendall_tau(pass_medians(run.timed, 0), pass_medians(run.timed, 1));
+    run.tau_pass2 = kendall_tau(predicted, pass_medians(run.timed, 1));
+  }
 }
 
 // Fits on every workload but `left_out` and scores `left_out` with the fitted model.
@@ -252,25 +335,26 @@ Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out, const Options&
 }
 
 std::string fmt(const char* format, double v) {
+  if (!std::isfinite(v)) return "-";
   char text[64];
   std::snprintf(text, sizeof text, format, v);
   return text;
 }
 std::string pct(double v) { return std::isfinite(v) ? fmt("%.1f%%", 100 * v) : "-"; }
 
-double median_of(std::vector<double> v) { return measure::percentile(std::move(v), 0.5); }
-
-void print_tables(const std::vector<CaseRun>& runs) {
-  std::cout << "| workload | n | fastest / slowest measured | median spread | tau uncal | tau vs p10 / p90 "
-               "| top-1 | top-5 | tau leave-one-out fit | top-1 | top-5 |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|\n";
+void print_tables(const std::vector<CaseRun>& runs, int passes) {
+  std::cout << "| workload | n | fastest / slowest measured | spread in a pass | pass 1 vs 2 diff "
+               "| tau pass 1 vs 2 | tau ceiling (est.) | tau uncal | tau vs pass 1 / 2 | top-1 | top-5 "
+               "| tau leave-one-out fit | top-1 | top-5 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const CaseRun& r : runs) {
     const std::vector<double> t = medians(r.samples);
     const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
     std::cout << "| " << r.c->label << " | " << r.samples.size() << " | " << fmt("%.3f", *lo / 1e6) << " / "
-              << fmt("%.3f ms", *hi / 1e6) << " | " << pct(median_of(r.spread)) << " | "
-              << fmt("%.2f", r.uncalibrated.tau) << " | " << fmt("%.2f", r.tau_p10) << " / "
-              << fmt("%.2f", r.tau_p90) << " | " << pct(r.uncalibrated.top1) << " | " << pct(r.uncalibrated.top5)
+              << fmt("%.3f ms", *hi / 1e6) << " | " << pct(r.spread) << " | " << pct(r.pass_diff) << " | "
+              << fmt("%.2f", r.pass_tau) << " | " << fmt("%.2f", tau_ceiling(r.pass_tau, passes)) << " | "
+              << fmt("%.2f", r.uncalibrated.tau) << " | " << fmt("%.2f", r.tau_pass1) << " / "
+              << fmt("%.2f", r.tau_pass2) << " | " << pct(r.uncalibrated.top1) << " | " << pct(r.uncalibrated.top5)
               << " | " << fmt("%.2f", r.loo.tau) << " | " << pct(r.loo.top1) << " | " << pct(r.loo.top5) << " |\n";
   }
 }
@@ -290,13 +374,31 @@ int run(int argc, char** argv) {
   for (const Case& c : suite()) {
     if (!o.filter.empty() && c.key.find(o.filter) == std::string::npos && c.label.find(o.filter) == std::string::npos)
       continue;
-    std::cerr << "measuring " << c.key << "\n";
-    runs.push_back(measure_case(c, o, model_target, *cpu));
+    runs.push_back(prepare_case(c, o, model_target));
+  }
+  if (o.load.empty()) {  // pass 1 of the whole suite, then pass 2, ...: independent machine states
+    for (int pass = 0; pass < o.passes; ++pass) {
+      for (CaseRun& r : runs) {
+        std::cerr << "pass " << pass + 1 << ": measuring " << r.c->key << "\n";
+        r.results.push_back(cpu->measure_interleaved(r.workload, r.configs));
+      }
+    }
+  }
+  int passes = o.passes;
+  for (CaseRun& r : runs) {
+    if (o.load.empty()) {
+      collect_timed(r);
+    } else {
+      r.timed = load_configs(o.load, r.c->key);
+      if (!r.timed.empty()) passes = static_cast<int>(r.timed.front().passes.size());
+    }
+    if (!o.save.empty()) save_configs(o.save, r.c->key, r.timed);
+    score_case(r, o);
   }
   if (runs.size() >= 2) {
     for (size_t i = 0; i < runs.size(); ++i) runs[i].loo = leave_one_out(runs, i, o);
   }
-  print_tables(runs);
+  print_tables(runs, passes);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "cost_model/host_model.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "cost_model/kernel_header.h"
 #include "cost_model/l2_traffic.h"
@@ -13,24 +14,34 @@ namespace {
 // Nominal rates of the CPU runtime, in cycles or bytes per cycle of one core; the
 // coefficients scale them (calibration fits them to measured runs). From the shape of
 // the runtime's loops, results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run
-// next to ~64 % in the micro-kernel), and chosen by hand against measured one-thread
-// runs on a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seed 1).
+// next to ~64 % in the micro-kernel), and checked against measured one-thread runs on
+// a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seeds 1-3).
 constexpr double kFmaPerCycle = 2;          // FMA instructions per cycle
 constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
-constexpr double kBlockCycles = 12;         // a register block's call and zeroing
-constexpr double kBlockRowCycles = 4;       // per row of a block: its C row's address, masks
+constexpr double kBlockCycles = 24;         // a register block's call, zeroing and spill to a buffer
+constexpr double kBlockRowCycles = 12;      // per row of a block: the row loop adding it into C
 constexpr double kPackABytesPerCycle = 2;   // GM -> A panels (8x8 transposes)
 constexpr double kPackBBytesPerCycle = 3;   // GM -> B panels (row copies)
 constexpr double kLlcPackBytesPerCycle = 1; // packing an operand that only the LLC holds
-constexpr double kRowCopyBytesPerCycle = 4; // vector TLOAD rows, with conversion
+// Vector TLOAD rows, with conversion, from L2 or the LLC alike: the copy loop, not the
+// cache, sets the pace (a separate 1 B/cycle LLC rate priced unfused partitions' reads
+// of their intermediates ~3x too high against measured runs).
+constexpr double kRowCopyBytesPerCycle = 4;
 constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
-constexpr double kLlcStoreBytesPerCycle = 2; // UB -> GM beyond L2: write-allocate and evictions
+constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-allocate and evictions
 constexpr double kInstrCycles = 150;        // one step of a task: dispatch, views, strides
 constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
 constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
+// The runtime's transcendental rows (core/runtime/vec_math.cpp) convert to fp64 and run
+// branch-free polynomials: exp, log and tanh one expansion, erf and erfc both branches
+// (a 26-term series and a 20-step continued fraction) and two exps. Cycles per element,
+// from the fused configs' measured time per element (softmax ~23, gelu ~84 cycles).
+constexpr double kFp64MathCycles = 12;
+constexpr double kErfCycles = 60;
 constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
 constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
 constexpr double kLlcBytesPerCycle = 12;    // the shared last-level cache -> L1d
+// Beyond the LLC a core streams from DRAM at the target's per-core share (gm_read_bpc).
 
 int64_t level_bytes(const KernelSummary& k, MemLevel level) {
   const auto it = k.footprint.find(level);
@@ -57,19 +68,20 @@ struct HostModel::Work {
 };
 
 HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(graph), target_(target) {
-  if (target.simd_bytes == 32) {  // AVX2: 4 x 16 (core/runtime/microkernel.h)
-    block_rows_ = 4;
-    block_cols_ = 16;
-  } else if (target.simd_bytes != 64) {  // the portable kernel
-    block_cols_ = 16;
-  }
+  if (target.simd_bytes == 64) return;  // AVX-512: 8 x 48 (core/runtime/microkernel.h)
+  narrow_tail_blocks_ = false;
+  block_cols_ = 16;
+  if (target.simd_bytes == 32) block_rows_ = 4;  // AVX2: 4 x 16; else the portable 8 x 16
 }
 
 double HostModel::tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const {
   const int64_t lanes = std::max(1, target_.simd_bytes / 4);
   double per_step = 0;  // cycles of one k step over the whole [m, n] block grid
   for (int64_t col = 0; col < n; col += block_cols_) {
-    const double vectors = static_cast<double>(ceil_div(std::min<int64_t>(block_cols_, n - col), lanes));
+    // AVX-512 picks a 1-, 2- or 3-vector block for the columns left; the AVX2 and
+    // portable blocks always run their full width, zero lanes included.
+    const int64_t cols = narrow_tail_blocks_ ? std::min<int64_t>(block_cols_, n - col) : block_cols_;
+    const double vectors = static_cast<double>(ceil_div(cols, lanes));
     const double fma = block_rows_ * vectors / kFmaPerCycle;
     const double loads = (vectors + block_rows_) / kLoadsPerCycle;
     per_step += std::max(fma, loads);
@@ -81,15 +93,34 @@ int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
   return ceil_div(m, block_rows_) * ceil_div(n, block_cols_);
 }
 
-// Bytes per cycle a core streams from where a working set of this size lives.
-double HostModel::cache_bytes_per_cycle(int64_t working_set) const {
-  if (working_set <= target_.ub) return kL1dBytesPerCycle;  // UB ~ L1d
-  if (working_set <= target_.l1) return kL2BytesPerCycle;   // L1 ~ the core's L2
-  return kLlcBytesPerCycle;
+// Cycles per byte a core streams a working set of this size at. A pass over a set that
+// overflows a level by a fraction f still finds about 1 - f of it there, so each level
+// adds its next level's extra cost per byte times the fraction it misses: graded, not a
+// cliff at the capacity (a tile just past L2 ran as fast as one inside it, measured).
+double HostModel::stream_cycles_per_byte(int64_t working_set) const {
+  const double ws = static_cast<double>(std::max<int64_t>(1, working_set));
+  const double dram = std::min(kLlcBytesPerCycle, target_.gm_read_bpc);
+  const std::pair<int64_t, double> levels[] = {  // capacity, and the next level's rate
+      {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {target_.l2_bytes, dram}};
+  double rate = kL1dBytesPerCycle;  // UB ~ L1d, L1 ~ the core's L2, L2 ~ the LLC
+  double cycles = 1.0 / rate;
+  for (const auto& [capacity, next] : levels) {
+    const double missed = std::max(0.0, 1.0 - static_cast<double>(capacity) / ws);
+    cycles += missed * (1.0 / next - 1.0 / rate);
+    rate = next;
+  }
+  return cycles;
 }
 
 double HostModel::vector_cycles_per_element(OpKind op, DType dtype) const {
-  return 1.0 / std::max(1, target_.vector_cost(op_kind_name(op), dtype).parallelism);
+  switch (op) {
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Tanh: return kFp64MathCycles;
+    case OpKind::Erf:
+    case OpKind::Erfc: return kErfCycles;
+    default: return 1.0 / std::max(1, target_.vector_cost(op_kind_name(op), dtype).parallelism);
+  }
 }
 
 void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
@@ -119,7 +150,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
   const double block_cycles = kBlockCycles + block_rows_ * kBlockRowCycles + c_block_bytes / std::max(16, target_.simd_bytes);
   w.onchip += TimeTerms::term(c, Coef::OnChip, blocks * block_cycles);
   if (c_tile > target_.ub) {
-    w.spill += TimeTerms::term(c, Coef::Spill, blocks * c_block_bytes / cache_bytes_per_cycle(c_tile));
+    w.spill += TimeTerms::term(c, Coef::Spill, blocks * c_block_bytes * stream_cycles_per_byte(c_tile));
   }
   // L0 operands streamed by the micro-kernel: A once per column block, B once per
   // TMATMUL (its 48-column block stays in L1d over the row blocks).
@@ -127,7 +158,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
   if (l1_set > target_.ub) {
     const double per_tmatmul = static_cast<double>(t.mL0 * t.kL0 * 4 * ceil_div(t.nL0, block_cols_) +
                                                    t.kL0 * t.nL0 * 4);
-    w.cube_floor += TimeTerms::term(c, Coef::Spill, tmatmuls * fill * per_tmatmul / cache_bytes_per_cycle(l1_set));
+    w.cube_floor += TimeTerms::term(c, Coef::Spill, tmatmuls * fill * per_tmatmul * stream_cycles_per_byte(l1_set));
   }
 
   // Packing: each TLOAD reads its operand window from GM into panels, row by row of the
@@ -139,12 +170,18 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
     const double rate = !in_l2 ? kLlcPackBytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
     w.pack += TimeTerms::term(c, Coef::L2, read.bytes / rate);
+    // The prefetchers stream a run's lines from wherever the operand lives once it has
+    // started, so each run waits about an L2 hit whatever the level (a DRAM-latency wait
+    // per run overpriced narrow tiles threefold against measured runs).
     const double runs = read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k));
-    const double wait = in_l2 ? target_.l1_copy_latency : target_.gm_read_latency / 2.0;
-    w.pack += TimeTerms::term(c, Coef::Latency, runs * wait);
+    w.pack += TimeTerms::term(c, Coef::Latency, runs * target_.l1_copy_latency);
   }
   const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
   w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / kStoreBytesPerCycle);
+  // The store copies the C tile row by row (core/runtime/copy.cpp): one row-copy call per
+  // row of nL1 floats, unless the tile spans whole rows of C and the rows merge into one.
+  const int64_t n = k.iteration[r - 1];
+  if (nL1 < n) w.onchip += TimeTerms::term(c, Coef::OnChip, k.l0c_out_bytes / (4.0 * static_cast<double>(nL1)) * kRowCallCycles);
 }
 
 void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const {
@@ -152,7 +189,7 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   // Rows of one task's tile: every instruction loops over them, one call per row.
   const double rows = r > 0 && k.tile[r - 1] > 0 ? static_cast<double>(num_elements(k.tile) / k.tile[r - 1]) : 1;
   const int64_t ub = level_bytes(k, MemLevel::UB);
-  const double pass_bytes_per_cycle = cache_bytes_per_cycle(ub);
+  const double pass_cycles_per_byte = stream_cycles_per_byte(ub);
   double elements = 0;
   for (const VectorWork& v : k.vector_work) {
     const double e = static_cast<double>(v.elements);
@@ -162,14 +199,12 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
     w.instr += TimeTerms::term(c, Coef::Instr, calls * kRowCallCycles);
     elements += e;
   }
-  if (ub > target_.ub) {  // each pass reads and writes its operands beyond L1d
-    w.spill += TimeTerms::term(c, Coef::Spill, elements * 3 * 4 / pass_bytes_per_cycle);
+  if (ub > target_.ub) {  // each pass re-reads its (up to two) operands beyond L1d; its
+    // stores drain through the store buffer without stalling the loop
+    w.spill += TimeTerms::term(c, Coef::Spill, elements * 2 * 4 * pass_cycles_per_byte);
   }
-  if (!k.uses_cube) {  // row loads (from the LLC for a tensor larger than L2) and stores
-    for (const TensorRead& read : k.reads) {
-      const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
-      w.pack += TimeTerms::term(c, Coef::L2, read.bytes / (in_l2 ? kRowCopyBytesPerCycle : kLlcPackBytesPerCycle));
-    }
+  if (!k.uses_cube) {  // row loads and stores
+    for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
     const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
     w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
   }

@@ -12,9 +12,11 @@
 //   Cube tasks (summed over the kernel's tasks; core/runtime/microkernel.h):
 //     cube    FMA cycles of the register blocks (rows x 48 columns on AVX-512): each
 //             TMATMUL [mL0, kL0] x [kL0, nL0] runs mL0/rows x ceil(nL0/cols) blocks of kL0
-//             steps; a narrow block (the nL0 % cols tail) issues as many loads per FMA
-//             and runs below peak.
-//     onchip  per block, the C accumulators' read-modify-write, and the L0C -> GM stores.
+//             steps; on AVX-512 a narrow block (the nL0 % cols tail) issues as many
+//             loads per FMA and runs below peak; AVX2 and portable blocks run their full
+//             16 columns whatever is left (zero lanes), so an edge block costs a whole one.
+//     onchip  per block, the C accumulators' read-modify-write, and the L0C -> GM stores,
+//             one row-copy call per C row when nL1 < N (the rows do not merge).
 //     spill   the same C traffic again from L2 (or the LLC) when the [mL1, nL1] L0C tile
 //             overflows L1d; and the L0 operands streamed from L2 / the LLC when the L1
 //             working set (A, B panels x nbuffer, C) overflows L1d / L2, as a floor under
@@ -22,15 +24,17 @@
 //     l2      packing: every TLOAD reads its operand from GM into panels — A once per
 //             N tile, B once per M tile — at the packing rate (A transposes 8x8 blocks);
 //     latency and per row of the operand it reads (kAL1 elements of A, nL1 of B), a
-//             wait on the cache that holds the operand (L2, else the LLC): narrow tiles
-//             of a wide operand pack slowly.
+//             run start of about an L2 hit (the prefetchers stream the rest from
+//             wherever the operand lives): narrow tiles of a wide operand pack slowly.
 //     hbm     the loads that miss the LLC (cost_model/l2_traffic.h), at DRAM speed.
 //   Vector tasks (core/runtime/vector_ops.h):
-//     vector  elements x (a pass's load and store + the op's cycles per element, from the
-//             target's vector costs);
+//     vector  elements x (a pass's load and store + the op's cycles per element: the
+//             target's vector costs, but the runtime's fp64 expansions for exp, log, tanh
+//             and erf / erfc, vec_math.cpp);
 //     instr   one row-loop call per row of each instruction's tile: an instruction whose
 //             last dim is 1 (a row max, a row sum) pays it per element;
-//     spill   each pass re-read from L2 (or the LLC) when the task's UB tile overflows L1d;
+//     spill   each pass's operands re-read from L2, the LLC or DRAM when the task's UB
+//             tile overflows L1d;
 //     l2, hbm its row loads (with conversion), onchip its stores.
 //   Both: instr per instruction decoded; task per task a thread starts.
 //   Threads: tasks are taken by free threads in order, so the busiest thread runs
@@ -74,13 +78,14 @@ class HostModel {
   void cube_work(const KernelSummary& k, const TileConfig& config, const Coefficients& c, Work& w) const;
   void vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const;
   double vector_cycles_per_element(OpKind op, DType dtype) const;
-  double cache_bytes_per_cycle(int64_t working_set) const;
+  double stream_cycles_per_byte(int64_t working_set) const;
   double input_bytes(const KernelSummary& k) const;
 
   const TensorGraph& graph_;
 
   const Target& target_;
   int block_rows_ = 8, block_cols_ = 48;  // the micro-kernel's register tile
+  bool narrow_tail_blocks_ = true;        // AVX-512: the last column block runs only its vectors
 };
 
 }  // namespace pto

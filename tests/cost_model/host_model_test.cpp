@@ -2,10 +2,14 @@
 // summaries of a fixed CPU description (not this machine's, so the tests are the same
 // everywhere): caches that overflow never make a config faster, more threads never make
 // it slower, packing grows with the tiles that re-pack the operands, a narrow register
-// block costs more per flop, row loops over 1-wide rows cost per element, and the
-// prediction is the linear form calibration fits.
+// block costs more per flop, edge blocks cost at least their share, ragged shapes never
+// predict faster than smaller ones, narrow TLOAD runs and C rows cost per run / row,
+// transcendental rows cost their fp64 expansions, passes slow gradually as a tile
+// outgrows each cache and beyond the LLC stream no faster, row loops over 1-wide rows cost per element, and the prediction is the
+// linear form calibration fits.
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -162,6 +166,155 @@ TEST(HostModel, OneWideRowsPayTheRowLoopPerElement) {
   const Estimate ew = a.estimate(wide_tile), en = b.estimate(narrow_tile);
   ASSERT_TRUE(ew.feasible && en.feasible);
   EXPECT_GT(en.breakdown.instr, 10 * ew.breakdown.instr);  // same elements, 64x the rows
+}
+
+// The same host with the AVX2 micro-kernel (4 x 16 blocks of two 8-lane vectors).
+Target avx2_host() {
+  Target t = fixed_host();
+  t.simd_bytes = t.align_bytes = 32;
+  t.cpu_flops_per_cycle = 32;
+  return t;
+}
+
+double amount(const CostModel& model, const TileConfig& c, Coef which) {
+  return model.terms(model.analyze(c), c, model.coefficients()).amount(which);
+}
+
+TEST(HostModel, EdgeBlocksCostAtLeastTheirShare) {
+  // AVX2 and portable blocks run all 16 columns whatever is left; AVX-512 runs only the
+  // vectors a 48-column tail needs. Either way a partial block costs at least its share
+  // of a full one, and a wider tile never costs less.
+  const TensorGraph g = build_graph(matmul_workload(64, 64, 64, DType::F32));
+  const HostModel avx2(g, avx2_host()), avx512(g, fixed_host());
+  std::mt19937 rng(21);
+  for (int i = 0; i < 40; ++i) {
+    const int64_t m = 1 + rng() % 128, k = 1 + rng() % 96, n = 1 + rng() % 160;
+    const int64_t n16 = (n + 15) / 16 * 16;
+    EXPECT_DOUBLE_EQ(avx2.tmatmul_fma_cycles(m, n, k), avx2.tmatmul_fma_cycles(m, n16, k)) << m << "x" << n;
+    for (const HostModel* h : {&avx2, &avx512}) {
+      EXPECT_GE(h->tmatmul_fma_cycles(m, n, k), h->tmatmul_fma_cycles(m, n16, k) * static_cast<double>(n) / n16);
+      EXPECT_LE(h->tmatmul_fma_cycles(m, n, k), h->tmatmul_fma_cycles(m, n + 1 + rng() % 32, k));
+      EXPECT_LE(h->tmatmul_fma_cycles(m, n, k), h->tmatmul_fma_cycles(m + 1 + rng() % 16, n, k));
+      EXPECT_LT(h->tmatmul_fma_cycles(m, n, k), h->tmatmul_fma_cycles(m, n, k + 1));
+    }
+  }
+  // AVX-512: a 16-column tail block is one vector wide, a third of a 48-column one.
+  EXPECT_NEAR(avx512.tmatmul_fma_cycles(8, 16, 32) * 3, avx512.tmatmul_fma_cycles(8, 48, 32), 1e-9);
+  EXPECT_DOUBLE_EQ(avx2.tmatmul_fma_cycles(4, 1, 32), avx2.tmatmul_fma_cycles(4, 16, 32));
+}
+
+TEST(HostModel, RaggedShapesNeverPredictFasterThanSmallerOnes) {
+  // Growing M, N or K by a ragged amount adds edge tiles (or widens them): with the
+  // same tile config the prediction never drops.
+  std::mt19937 rng(17);
+  int checked = 0;
+  for (int i = 0; i < 12; ++i) {
+    const int64_t m = 64 + rng() % 512, k = 64 + rng() % 512, n = 64 + rng() % 512;
+    const int64_t dm = 1 + rng() % 40, dk = 1 + rng() % 40, dn = 1 + rng() % 40;
+    for (const Target& t : {fixed_host(), avx2_host()}) {
+      const TensorGraph small = build_graph(matmul_workload(m, k, n, DType::F32));
+      const TensorGraph large = build_graph(matmul_workload(m + dm, k + dk, n + dn, DType::F32));
+      const CostModel a(small, t), b(large, t);
+      for (const TileConfig& c : feasible_cube_configs(a, 100 + i, 6)) {
+        if (!b.analyze(c).feasible) continue;
+        ++checked;
+        EXPECT_GE(b.predict_ns(c), a.predict_ns(c)) << m << "x" << k << "x" << n << " + " << dm << "," << dk << ","
+                                                    << dn << " " << c.to_string();
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
+TEST(HostModel, PackingRunsGrowAsTheRunsNarrow) {
+  // Each TLOAD row of B is nL1 floats and of A kAL1 floats: halving either doubles the
+  // runs (and so their waits) for the same bytes, or more when the operand re-packs too.
+  const TensorGraph g = build_graph(matmul_workload(333, 555, 777, DType::F32));
+  const CostModel model(g, avx2_host());
+  double previous = 0;
+  for (int64_t nL1 : {256, 128, 64, 32, 16}) {
+    const TileConfig c = cube_config(64, 64, 16, 64, 16, nL1);
+    ASSERT_TRUE(model.analyze(c).feasible) << c.to_string();
+    const double runs = amount(model, c, Coef::Latency);
+    EXPECT_GT(runs, previous) << "nL1 " << nL1;
+    previous = runs;
+  }
+  previous = 0;
+  for (int64_t kL1 : {256, 128, 64, 32, 16}) {
+    const TileConfig c = cube_config(64, 64, 16, kL1, 64, 64);
+    ASSERT_TRUE(model.analyze(c).feasible) << c.to_string();
+    const double runs = amount(model, c, Coef::Latency);
+    EXPECT_GT(runs, previous) << "kL1 " << kL1;
+    previous = runs;
+  }
+}
+
+TEST(HostModel, NarrowCTilesPayARowCopyPerRow) {
+  // With nL0 fixed the micro-kernel work is the same; a C tile narrower than C's rows is
+  // stored one row-copy call per row, so the stores grow as nL1 shrinks below N.
+  std::mt19937 rng(33);
+  for (int i = 0; i < 6; ++i) {
+    const int64_t m = 64 * (1 + rng() % 8), k = 64 * (1 + rng() % 4);
+    const TensorGraph g = build_graph(matmul_workload(m, k, 128, DType::F32));
+    const CostModel model(g, avx2_host());
+    double previous = 0;
+    for (int64_t nL1 : {128, 64, 32, 16}) {
+      const Estimate e = model.estimate(cube_config(64, 64, 32, 64, 16, nL1));
+      ASSERT_TRUE(e.feasible) << format_violations(e.violations);
+      EXPECT_GT(e.breakdown.fix, previous) << m << "x" << k << " nL1 " << nL1;
+      previous = e.breakdown.fix;
+    }
+  }
+}
+
+TEST(HostModel, TranscendentalRowsCostTheirFp64Expansions) {
+  // erfc's rows run two series and two exps in fp64; a plain add streams the row.
+  const TensorGraph erfc = build_graph(row_workload("erfc", 256, 1024));
+  const TensorGraph add = build_graph(row_workload("add", 256, 1024));
+  const CostModel a(erfc, fixed_host()), b(add, fixed_host());
+  TileConfig tile;
+  tile.vec = Shape{8, 1024};
+  const Estimate ea = a.estimate(tile), eb = b.estimate(tile);
+  ASSERT_TRUE(ea.feasible && eb.feasible);
+  EXPECT_GT(ea.breakdown.vector, 20 * eb.breakdown.vector);
+}
+
+TEST(HostModel, PassesSlowGraduallyAsTheTileOutgrowsEachCache) {
+  // Layernorm tiles of 2 .. 1024 whole rows: the passes' cost per element never drops as
+  // the working set grows, rises once it overflows L1d, and keeps rising past L2 — no
+  // cliff that makes a tile just past a capacity as slow as one far beyond it.
+  const TensorGraph g = build_graph(row_workload("layernorm", 1024, 2048));
+  const CostModel model(g, fixed_host());
+  std::vector<double> spill;
+  for (int64_t rows : {2, 4, 16, 64, 128, 256, 512, 1024}) {
+    TileConfig tile;
+    tile.vec = Shape{rows, 2048};
+    const Estimate e = model.estimate(tile);
+    ASSERT_TRUE(e.feasible) << rows;
+    if (!spill.empty()) {
+      EXPECT_GE(e.breakdown.mte1, spill.back()) << rows << " rows";
+    }
+    spill.push_back(e.breakdown.mte1);
+  }
+  EXPECT_GT(spill[3], spill[0]);  // 64 rows overflow L1d, 2 rows fit
+  EXPECT_GT(spill[5], spill[4]);  // 256 rows miss more of L2 than 128
+  EXPECT_GT(spill[7], spill[6]);
+}
+
+TEST(HostModel, WorkingSetsBeyondTheLlcStreamNoFaster) {
+  // A layernorm tile of whole 2048-float rows: shrinking only the LLC below the task's
+  // working set moves its passes to DRAM, which never speeds them up.
+  const TensorGraph g = build_graph(row_workload("layernorm", 1024, 2048));
+  Target small_llc = fixed_host();
+  small_llc.l2_bytes = 2 * 1024 * 1024;
+  small_llc.gm_read_bpc = 4;
+  const CostModel big(g, fixed_host()), small(g, small_llc);
+  TileConfig tile;
+  tile.vec = Shape{512, 2048};  // 4 MiB per buffer
+  const Estimate eb = big.estimate(tile), es = small.estimate(tile);
+  ASSERT_TRUE(eb.feasible && es.feasible);
+  EXPECT_GT(es.breakdown.mte1, eb.breakdown.mte1);
+  EXPECT_GE(es.predicted_ns, eb.predicted_ns);
 }
 
 TEST(HostModel, PredictionIsTheLinearFormCalibrationFits) {
