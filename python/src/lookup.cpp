@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <pybind11/stl.h>
@@ -39,7 +40,7 @@ class Providers {
       const auto& [path, backend, model] = key;
       db::LookupOptions options;
       if (!backend.empty()) options.backends = {backend};
-      if (!model) options.model_time_cap_ms = 0;
+      if (!model) options.model_candidates = 0;
       try {
         slot = std::make_shared<db::DbConfigProvider>(path, options);
       } catch (...) {
@@ -83,13 +84,104 @@ std::string source_of(const ConfigChoice& choice) {
   return source + " " + shape;
 }
 
-Config lookup(const std::string& op, const py::handle& shapes, const std::string& dtype, const std::string& target,
-              const std::optional<std::string>& backend, const std::optional<std::string>& db, bool model,
+// The answers already given, by the arguments as given: an exact hit from Python is then
+// a key built from the arguments and one hash probe, with no Workload, provider lookup,
+// GIL release or Config built (results/python_lookup.md). The provider's answer for a
+// workload never changes, so a cached one is what choose() would say again; the cache
+// is dropped with the providers (forget_lookups), and starts over when full. Every
+// access holds the GIL, which is its lock; the Config objects are immutable.
+class Answers {
+ public:
+  static constexpr size_t kCapacity = 1 << 16;
+
+  // The key of a call, or nullopt for arguments of a form it does not take (a shape
+  // sequence that is not a list or tuple of ints, say): those take the full path.
+  static std::optional<std::string> key_of(const std::string& op, const py::handle& shapes, const std::string& dtype,
+                                           const std::string& target, const std::optional<std::string>& backend,
+                                           const std::string& db_path, bool model, const py::handle& attrs) {
+    std::string key;
+    for (const std::string* text : {&op, &dtype, &target, &db_path}) append_text(key, *text);
+    key += backend ? 'b' : '-';
+    append_text(key, backend.value_or(""));
+    key += model ? 'm' : '-';
+    if (!append_shapes(key, shapes) || !append_attrs(key, attrs)) return std::nullopt;
+    return key;
+  }
+
+  py::object find(const std::string& key) const {
+    const auto it = answers_.find(key);
+    return it == answers_.end() ? py::object() : it->second;
+  }
+
+  void keep(std::string key, py::object answer) {
+    if (answers_.size() >= kCapacity) answers_.clear();
+    answers_.emplace(std::move(key), std::move(answer));
+  }
+
+  void clear() { answers_.clear(); }
+
+ private:
+  static void append_text(std::string& key, std::string_view text) {
+    const size_t size = text.size();
+    key.append(reinterpret_cast<const char*>(&size), sizeof size).append(text);
+  }
+  static bool append_int(std::string& key, const py::handle& value) {
+    if (!PyLong_CheckExact(value.ptr())) return false;
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;
+    }
+    key.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return true;
+  }
+  static bool append_shapes(std::string& key, const py::handle& shapes) {
+    PyObject* p = shapes.ptr();
+    if (PyUnicode_CheckExact(p)) {
+      key += 's';
+      append_text(key, shapes.cast<std::string_view>());
+      return true;
+    }
+    if (!PyList_CheckExact(p) && !PyTuple_CheckExact(p)) return false;
+    const Py_ssize_t size = PySequence_Fast_GET_SIZE(p);
+    key += 'l';
+    key.append(reinterpret_cast<const char*>(&size), sizeof size);
+    for (Py_ssize_t i = 0; i < size; ++i)
+      if (!append_int(key, PySequence_Fast_GET_ITEM(p, i))) return false;
+    return true;
+  }
+  static bool append_attrs(std::string& key, const py::handle& attrs) {
+    if (attrs.is_none()) {
+      key += 'n';
+      return true;
+    }
+    if (!PyDict_CheckExact(attrs.ptr())) return false;
+    key += 'd';
+    for (const auto& [name, value] : attrs.cast<py::dict>()) {
+      if (!PyUnicode_CheckExact(name.ptr()) || !append_int(key, value)) return false;
+      append_text(key, name.cast<std::string_view>());
+    }
+    return true;
+  }
+
+  std::unordered_map<std::string, py::object> answers_;
+};
+
+// Never destroyed, as providers(): Python objects outliving the interpreter are leaked,
+// not released without a GIL.
+Answers& answers() {
+  static auto* cache = new Answers;
+  return *cache;
+}
+
+Config choose(const std::string& op, const py::handle& shapes, const std::string& dtype, const std::string& target,
+              const std::optional<std::string>& backend, const std::string& db_path, bool model,
               const py::handle& attrs) {
   const Workload w = workload_from(op, shapes, dtype, attrs);
   const Target& t = target_named(target);
   if (backend) check_backend(*backend);
-  const ProviderKey key{db::resolve_db_path(db), backend.value_or(""), model};
+  const ProviderKey key{db_path, backend.value_or(""), model};
   ConfigChoice choice;
   {
     py::gil_scoped_release release;  // a first model pick scores candidates for a while
@@ -98,9 +190,25 @@ Config lookup(const std::string& op, const py::handle& shapes, const std::string
   return Config{std::move(choice.config), source_of(choice), choice.stale, choice.stale_reason};
 }
 
+py::object lookup(const std::string& op, const py::handle& shapes, const std::string& dtype,
+                  const std::string& target, const std::optional<std::string>& backend,
+                  const std::optional<std::string>& db, bool model, const py::handle& attrs) {
+  const std::string db_path = db::resolve_db_path(db);
+  std::optional<std::string> key = Answers::key_of(op, shapes, dtype, target, backend, db_path, model, attrs);
+  if (key) {
+    if (py::object known = answers().find(*key)) return known;
+  }
+  py::object answer = py::cast(choose(op, shapes, dtype, target, backend, db_path, model, attrs));
+  if (key) answers().keep(std::move(*key), answer);
+  return answer;
+}
+
 }  // namespace
 
-void forget_lookups(const std::string& path) { providers().forget(path); }
+void forget_lookups(const std::string& path) {
+  answers().clear();
+  providers().forget(path);
+}
 
 void bind_lookup(py::module_& m) {
   m.def("lookup", &lookup, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",

@@ -96,3 +96,21 @@ def test_threads_calling_lookup_at_once_get_the_same_answers(records_db):
     for t in threads:
         t.join()
     assert wrong == []
+
+
+def test_the_database_named_by_the_environment_is_the_one_asked(records_db, tmp_path, monkeypatch):
+    # Answers are cached per call; the cache must follow $PTO_TUNE_DB, not the first path seen.
+    monkeypatch.setenv("PTO_TUNE_DB", records_db)
+    assert pto_tune.lookup("matmul", [512, 512, 1024]).source == "exact"
+    monkeypatch.setenv("PTO_TUNE_DB", str(tmp_path / "empty.db"))
+    assert pto_tune.lookup("matmul", [512, 512, 1024], model=False).source == "default"
+    assert pto_tune.lookup("matmul", [512, 512, 1024]).source == "model"
+
+
+def test_every_spelling_of_a_request_gets_the_same_answer(records_db):
+    spellings = [[512, 512, 1024], (512, 512, 1024), "512,512,1024"]
+    first = [pto_tune.lookup("matmul", shape, db=records_db) for shape in spellings]
+    again = [pto_tune.lookup("matmul", shape, db=records_db) for shape in spellings]  # cached now
+    assert all(a == pto_tune.Config(TUNED) and a.source == "exact" for a in first + again)
+    with pytest.raises(pto_tune.UsageError):
+        pto_tune.lookup("matmul", [512, 512, True], db=records_db)
