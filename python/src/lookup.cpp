@@ -1,6 +1,7 @@
 #include "lookup.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,11 +97,11 @@ class Answers {
 
   // The key of a call, or nullopt for arguments of a form it does not take (a shape
   // sequence that is not a list or tuple of ints, say): those take the full path.
-  static std::optional<std::string> key_of(const std::string& op, const py::handle& shapes, const std::string& dtype,
-                                           const std::string& target, const std::optional<std::string>& backend,
-                                           const std::string& db_path, bool model, const py::handle& attrs) {
+  static std::optional<std::string> key_of(std::string_view op, const py::handle& shapes, std::string_view dtype,
+                                           std::string_view target, std::optional<std::string_view> backend,
+                                           std::string_view db_path, bool model, const py::handle& attrs) {
     std::string key;
-    for (const std::string* text : {&op, &dtype, &target, &db_path}) append_text(key, *text);
+    for (std::string_view text : {op, dtype, target, db_path}) append_text(key, text);
     key += backend ? 'b' : '-';
     append_text(key, backend.value_or(""));
     key += model ? 'm' : '-';
@@ -203,6 +204,82 @@ py::object lookup(const std::string& op, const py::handle& shapes, const std::st
   return answer;
 }
 
+// pto_tune.lookup itself: a METH_FASTCALL function in front of lookup() above (bound
+// with pybind11 as _lookup). A call whose arguments are all of the plain kinds (text,
+// None, a bool, a list of ints) and whose answer is cached gets it here, without
+// pybind11's keyword matching and conversions, which cost more than the probe; every
+// other call goes to _lookup as it came, so errors and conversions stay in one place.
+constexpr const char* kParameters[] = {"op", "shapes", "dtype", "target", "backend", "db", "model", "attrs"};
+constexpr size_t kParameterCount = std::size(kParameters);
+PyObject* full_lookup = nullptr;  // _lookup, kept for the life of the process
+
+std::optional<std::string_view> text_of(PyObject* value) {
+  if (!PyUnicode_CheckExact(value)) return std::nullopt;
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(value, &size);
+  if (!text) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return std::string_view(text, static_cast<size_t>(size));
+}
+
+// The cached answer of a call, or nullptr.
+PyObject* cached_answer(PyObject* const* args, size_t positional, PyObject* keywords) {
+  PyObject* given[kParameterCount] = {};
+  if (positional > kParameterCount) return nullptr;
+  std::copy(args, args + positional, given);
+  const Py_ssize_t named = keywords ? PyTuple_GET_SIZE(keywords) : 0;
+  for (Py_ssize_t i = 0; i < named; ++i) {
+    PyObject* name = PyTuple_GET_ITEM(keywords, i);
+    const auto slot = std::find_if(std::begin(kParameters), std::end(kParameters), [&](const char* parameter) {
+      return PyUnicode_CompareWithASCIIString(name, parameter) == 0;
+    });
+    if (slot == std::end(kParameters) || given[slot - std::begin(kParameters)]) return nullptr;
+    given[slot - std::begin(kParameters)] = args[positional + static_cast<size_t>(i)];
+  }
+  auto text_or = [](PyObject* value, std::string_view fallback) -> std::optional<std::string_view> {
+    return value ? text_of(value) : fallback;
+  };
+  auto optional_text = [](PyObject* value) -> std::optional<std::optional<std::string_view>> {
+    if (!value || value == Py_None) return std::optional<std::string_view>();
+    if (auto text = text_of(value)) return std::optional<std::string_view>(*text);
+    return std::nullopt;
+  };
+  const auto op = text_or(given[0], ""), dtype = text_or(given[2], "fp16"), target = text_or(given[3], "ascend910b1");
+  const auto backend = optional_text(given[4]), db = optional_text(given[5]);
+  PyObject* model = given[6] ? given[6] : Py_True;
+  if (!given[0] || !given[1] || !op || !dtype || !target || !backend || !db || (model != Py_True && model != Py_False))
+    return nullptr;
+  std::string db_path;
+  try {
+    db_path = db::resolve_db_path(*db ? std::optional<std::string>(**db) : std::nullopt);
+  } catch (const Error&) {
+    return nullptr;  // _lookup says what is wrong
+  }
+  const auto key = Answers::key_of(*op, given[1], *dtype, *target, *backend, db_path, model == Py_True,
+                                   given[7] ? given[7] : Py_None);
+  if (!key) return nullptr;
+  return answers().find(*key).release().ptr();
+}
+
+PyObject* fast_lookup(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* keywords) {
+  if (PyObject* known = cached_answer(args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), keywords)) return known;
+  return PyObject_Vectorcall(full_lookup, args, static_cast<size_t>(nargsf), keywords);
+}
+
+constexpr const char* kLookupDoc =
+    "lookup(op, shapes, dtype='fp16', target='ascend910b1', backend=None, db=None, model=True, attrs=None)\n"
+    "--\n\n"
+    "The config for a workload, as the JIT would get it: the tuned record of this very\n"
+    "workload ('exact'), else the nearest tuned shape of the op that still fits\n"
+    "('nearest M,K,N'), else the cost model's pick ('model'), else the op's default.\n"
+    "Never tunes. backend: serve only records of this backend (default: measured on\n"
+    "hardware before simulated before predicted). db: the database file (default\n"
+    "$PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db; a missing file is an empty database).\n"
+    "model=False skips the cost model's pick: the default follows the tuned records.\n"
+    "The database is read once per path and kept; reload() drops it.";
+
 }  // namespace
 
 void forget_lookups(const std::string& path) {
@@ -211,17 +288,13 @@ void forget_lookups(const std::string& path) {
 }
 
 void bind_lookup(py::module_& m) {
-  m.def("lookup", &lookup, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
+  m.def("_lookup", &lookup, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("db") = py::none(),
-        py::arg("model") = true, py::arg("attrs") = py::none(),
-        "The config for a workload, as the JIT would get it: the tuned record of this very\n"
-        "workload ('exact'), else the nearest tuned shape of the op that still fits\n"
-        "('nearest M,K,N'), else the cost model's pick ('model'), else the op's default.\n"
-        "Never tunes. backend: serve only records of this backend (default: measured on\n"
-        "hardware before simulated before predicted). db: the database file (default\n"
-        "$PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db; a missing file is an empty database).\n"
-        "model=False skips the cost model's pick: the default follows the tuned records.\n"
-        "The database is read once per path and kept; reload() drops it.");
+        py::arg("model") = true, py::arg("attrs") = py::none(), "lookup() past its cache: use lookup().");
+  full_lookup = py::object(m.attr("_lookup")).release().ptr();
+  static PyMethodDef fast{"lookup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_lookup)),
+                          METH_FASTCALL | METH_KEYWORDS, kLookupDoc};
+  m.add_object("lookup", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&fast, nullptr, m.attr("__name__").ptr())));
   m.def("reload", [](const std::optional<std::string>& db) { forget_lookups(db::resolve_db_path(db)); },
         py::arg("db") = py::none(),
         "Makes the next lookup() read the database again (tune() and Database.merge() do\n"

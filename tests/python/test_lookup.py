@@ -114,3 +114,19 @@ def test_every_spelling_of_a_request_gets_the_same_answer(records_db):
     assert all(a == pto_tune.Config(TUNED) and a.source == "exact" for a in first + again)
     with pytest.raises(pto_tune.UsageError):
         pto_tune.lookup("matmul", [512, 512, True], db=records_db)
+
+
+def test_arguments_in_any_form_get_the_answer_or_the_error_of_the_full_lookup(records_db):
+    # A cached answer is served before pybind11 converts the arguments: every form of
+    # call must still get what the full lookup gives, errors included.
+    first = pto_tune.lookup("matmul", [512, 512, 1024], db=records_db)
+    all_positional = pto_tune.lookup("matmul", [512, 512, 1024], "fp16", "ascend910b1", None, records_db, True, None)
+    all_named = pto_tune.lookup(op="matmul", shapes=[512, 512, 1024], db=records_db, model=True, attrs={})
+    assert first.source == all_positional.source == all_named.source == "exact"
+    assert first == all_positional == all_named
+    for bad in [lambda: pto_tune.lookup("matmul", [512, 512, 1024], db=records_db, nosuch=1),
+                lambda: pto_tune.lookup("matmul", [512, 512, 1024], op="matmul", db=records_db),
+                lambda: pto_tune.lookup("matmul", db=records_db),
+                lambda: pto_tune.lookup("matmul", [512, 512, 1024], dtype=16, db=records_db)]:
+        with pytest.raises(TypeError):
+            bad()
