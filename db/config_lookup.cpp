@@ -1,8 +1,9 @@
 // DbConfigProvider (see db/config_lookup.h). The map: Index::load() takes the best
 // records (TuningDb::best_configs(), or records in memory put in the same form) and
-// add() files each under three keys (exact, same-name, family); choose() walks the
-// fallback order (exact hit, nearest, stale exact, model_pick, default) and memoizes
-// the slow answers.
+// add() files each under its workload key (records of other fingerprints chained from
+// it) and its family (op, dtype, attrs, rank, fingerprint), whose shapes finish()
+// indexes; choose() walks the fallback order (exact hit, nearest, stale exact,
+// model_pick, default) and memoizes the slow answers.
 #include "db/config_lookup.h"
 
 #include <algorithm>
