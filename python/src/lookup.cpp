@@ -121,6 +121,19 @@ class Answers {
 
   void clear() { answers_.clear(); }
 
+  // A str's UTF-8 text, or nullopt for anything else (a str subclass, or text with
+  // lone surrogates); never throws or leaves a Python error set.
+  static std::optional<std::string_view> text_of(PyObject* value) {
+    if (!PyUnicode_CheckExact(value)) return std::nullopt;
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(value, &size);
+    if (!text) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return std::string_view(text, static_cast<size_t>(size));
+  }
+
  private:
   static void append_text(std::string& key, std::string_view text) {
     const size_t size = text.size();
@@ -139,9 +152,11 @@ class Answers {
   }
   static bool append_shapes(std::string& key, const py::handle& shapes) {
     PyObject* p = shapes.ptr();
-    if (PyUnicode_CheckExact(p)) {
+    if (PyUnicode_Check(p)) {
+      const auto text = text_of(p);
+      if (!text) return false;
       key += 's';
-      append_text(key, shapes.cast<std::string_view>());
+      append_text(key, *text);
       return true;
     }
     if (!PyList_CheckExact(p) && !PyTuple_CheckExact(p)) return false;
@@ -159,9 +174,11 @@ class Answers {
     }
     if (!PyDict_CheckExact(attrs.ptr())) return false;
     key += 'd';
-    for (const auto& [name, value] : attrs.cast<py::dict>()) {
-      if (!PyUnicode_CheckExact(name.ptr()) || !append_int(key, value)) return false;
-      append_text(key, name.cast<std::string_view>());
+    PyObject *name = nullptr, *value = nullptr;
+    for (Py_ssize_t at = 0; PyDict_Next(attrs.ptr(), &at, &name, &value);) {
+      const auto text = text_of(name);
+      if (!text || !append_int(key, value)) return false;
+      append_text(key, *text);
     }
     return true;
   }
@@ -213,19 +230,9 @@ constexpr const char* kParameters[] = {"op", "shapes", "dtype", "target", "backe
 constexpr size_t kParameterCount = std::size(kParameters);
 PyObject* full_lookup = nullptr;  // _lookup, kept for the life of the process
 
-std::optional<std::string_view> text_of(PyObject* value) {
-  if (!PyUnicode_CheckExact(value)) return std::nullopt;
-  Py_ssize_t size = 0;
-  const char* text = PyUnicode_AsUTF8AndSize(value, &size);
-  if (!text) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
-  return std::string_view(text, static_cast<size_t>(size));
-}
-
-// The cached answer of a call, or nullptr.
-PyObject* cached_answer(PyObject* const* args, size_t positional, PyObject* keywords) {
+// The cached answer of a call (a new reference), or nullptr, with no Python error set:
+// this runs outside pybind11, so nothing may throw out of it.
+PyObject* cached_answer(PyObject* const* args, size_t positional, PyObject* keywords) noexcept try {
   PyObject* given[kParameterCount] = {};
   if (positional > kParameterCount) return nullptr;
   std::copy(args, args + positional, given);
@@ -239,11 +246,11 @@ PyObject* cached_answer(PyObject* const* args, size_t positional, PyObject* keyw
     given[slot - std::begin(kParameters)] = args[positional + static_cast<size_t>(i)];
   }
   auto text_or = [](PyObject* value, std::string_view fallback) -> std::optional<std::string_view> {
-    return value ? text_of(value) : fallback;
+    return value ? Answers::text_of(value) : fallback;
   };
   auto optional_text = [](PyObject* value) -> std::optional<std::optional<std::string_view>> {
     if (!value || value == Py_None) return std::optional<std::string_view>();
-    if (auto text = text_of(value)) return std::optional<std::string_view>(*text);
+    if (auto text = Answers::text_of(value)) return std::optional<std::string_view>(*text);
     return std::nullopt;
   };
   const auto op = text_or(given[0], ""), dtype = text_or(given[2], "fp16"), target = text_or(given[3], "ascend910b1");
@@ -261,6 +268,9 @@ PyObject* cached_answer(PyObject* const* args, size_t positional, PyObject* keyw
                                    given[7] ? given[7] : Py_None);
   if (!key) return nullptr;
   return answers().find(*key).release().ptr();
+} catch (...) {
+  PyErr_Clear();
+  return nullptr;  // out of memory, say: the full lookup will say so
 }
 
 PyObject* fast_lookup(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* keywords) {

@@ -130,3 +130,14 @@ def test_arguments_in_any_form_get_the_answer_or_the_error_of_the_full_lookup(re
                 lambda: pto_tune.lookup("matmul", [512, 512, 1024], dtype=16, db=records_db)]:
         with pytest.raises(TypeError):
             bad()
+
+
+def test_text_python_cannot_encode_is_an_error_not_a_crash(records_db):
+    # The cached path reads str arguments as UTF-8 outside pybind11: a lone surrogate
+    # must fall through to the full lookup's error.
+    for call in [lambda: pto_tune.lookup("matmul", "\ud800", db=records_db),
+                 lambda: pto_tune.lookup("matmul", [4, 4, 4], attrs={"\ud800": 1}, db=records_db),
+                 lambda: pto_tune.lookup("matmul", [4, 4, 4], attrs={"x": 2**70}, db=records_db)]:
+        with pytest.raises((pto_tune.Error, RuntimeError, TypeError)):
+            call()
+    assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db).source == "exact"
