@@ -32,6 +32,7 @@ class ShapeIndex {
  public:
   // Distinct shapes of rank `rank`, their dims laid out one shape after another; a
   // shape's position (its first dim's offset / rank) is what nearest() returns.
+  // Internal Error when `dims` is not a whole number of shapes of a rank above 0.
   ShapeIndex(size_t rank, std::span<const int64_t> dims);
 
   // The first shape in the order above that `accept` takes (its position), or nullopt
@@ -42,9 +43,6 @@ class ShapeIndex {
   // check compares against.
   static double distance(std::span<const double> log2_a, std::span<const double> log2_b);
 
-  size_t size() const { return order_.size(); }
-  size_t rank() const { return rank_; }
-
  private:
   struct Node {
     size_t begin, end;           // points_[begin, end) in by-tree order
@@ -54,7 +52,7 @@ class ShapeIndex {
   double bound(size_t node, std::span<const double> wanted) const;
 
   size_t rank_ = 0;
-  std::vector<size_t> order_;      // positions in `shapes`, ascending by shape: the tie rank
+  std::vector<size_t> order_;      // shape positions, ascending by shape: index = tie rank
   std::vector<size_t> points_;     // tie ranks, permuted into tree order
   std::vector<double> log2_;       // tie rank x rank_: log2 of the dims
   std::vector<Node> nodes_;
