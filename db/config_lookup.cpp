@@ -1,20 +1,23 @@
-// DbConfigProvider (see db/config_lookup.h). The map: Index::add() files each record
-// under three keys (exact, same-name, family); choose() walks the fallback order
-// (exact_hit, nearest, stale exact, model_pick, default) and memoizes the slow answers.
+// DbConfigProvider (see db/config_lookup.h). The map: Index::load() takes the best
+// records (TuningDb::best_configs(), or records in memory put in the same form) and
+// add() files each under its workload key (records of other fingerprints chained from
+// it) and its family (op, dtype, attrs, rank, fingerprint), whose shapes finish()
+// indexes; choose() walks the fallback order (exact hit, nearest, stale exact,
+// model_pick, default) and memoizes the slow answers.
 #include "db/config_lookup.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <limits>
-#include <map>
+#include <optional>
 #include <shared_mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/estimate.h"
+#include "db/shape_index.h"
 #include "db/tuning_db.h"
 #include "search/space_generator.h"
 
@@ -24,38 +27,73 @@ namespace {
 
 using search::TuningRecord;
 
+constexpr size_t kNone = SIZE_MAX;
+
+// One best record, its workload, config and target by index in the Index's pools.
 struct Tuned {
-  Shape shape;
-  TileConfig config;
-  std::string target_name;
-  std::string fingerprint;
+  size_t workload;
+  size_t config;
+  size_t target;
   std::string stale_reason;  // versions; empty when fresh
   size_t backend_rank = 0;   // index in LookupOptions::backends
+  size_t next = kNone;       // the next record of the same workload (another fingerprint)
 };
 
-std::string joined(const std::string& a, const std::string& b) { return a + '\n' + b; }
-
-// op, dtype and attrs: the workload without its shape.
-std::string family_of(const Workload& w) {
-  Workload shapeless = w;
-  shapeless.shape.clear();
-  return shapeless.key();
+std::string stale_reason(const search::Versions& versions) {
+  if (versions == search::Versions::current()) return {};
+  TuningRecord r;
+  r.versions = versions;
+  return r.stale_reason();
 }
 
+// Records in memory in best_configs()'s form: one entry each, usable ones only.
+BestConfigs best_configs_of(const std::vector<TuningRecord>& records) {
+  BestConfigs out;
+  for (const TuningRecord& r : records) {
+    if (!r.usable()) continue;
+    const BestConfigs::TargetId target{r.target_name, r.target_fingerprint};
+    auto t = std::find_if(out.targets.begin(), out.targets.end(), [&](const BestConfigs::TargetId& x) {
+      return x.name == target.name && x.fingerprint == target.fingerprint;
+    });
+    if (t == out.targets.end()) t = out.targets.insert(t, target);
+    out.entries.push_back({out.workloads.size(), out.configs.size(), static_cast<size_t>(t - out.targets.begin()),
+                           r.backend, r.versions});
+    out.workloads.push_back(r.workload);
+    out.workload_keys.push_back(r.workload.key());
+    out.configs.push_back(r.config);
+  }
+  return out;
+}
+
+// The records one nearest search compares: op, dtype and attrs (the workload key
+// without its dims), rank and target fingerprint. From the key, which both the load
+// and a lookup have at hand: "op|dims|dtype[|attrs]" -> "op|rank|dtype[|attrs]\nfp".
+std::string family_key(std::string_view workload_key, size_t rank, std::string_view fingerprint) {
+  const size_t op_end = workload_key.find('|');
+  const size_t dims_end = workload_key.find('|', op_end + 1);
+  std::string key(workload_key.substr(0, op_end + 1));
+  key += std::to_string(rank);
+  key += workload_key.substr(dims_end);
+  key += '\n';
+  key += fingerprint;
+  return key;
+}
 
 }  // namespace
 
 struct DbConfigProvider::Index {
   LookupOptions options;
   std::string location = "memory";
+  BestConfigs pools;  // the loaded records' workloads, configs and targets
   std::vector<Tuned> tuned;
-  std::unordered_map<std::string, size_t> exact;                 // workload key + fingerprint
-  std::unordered_map<std::string, size_t> by_name;  // workload key + target name: the first record
-  // Family + fingerprint: the fresh records of one op, dtype and attrs, by shape, with
-  // log2 of their dims laid out beside them for the distance scan.
+  // Workload key -> its first record; Tuned::next chains the records of the other
+  // fingerprints (usually none).
+  std::unordered_map<std::string, size_t> by_workload;
+  // Family key: the fresh records of one op, dtype, attrs, rank and target (members, in
+  // the order given to the index), searched by shape.
   struct Family {
     std::vector<size_t> members;
-    std::vector<double> log2_dims;  // members.size() x rank
+    std::optional<ShapeIndex> shapes;
   };
   std::unordered_map<std::string, Family> family;
 
@@ -65,37 +103,73 @@ struct DbConfigProvider::Index {
 
   explicit Index(LookupOptions o) : options(std::move(o)) {}
 
-  void add(const TuningRecord& r) {
-    const auto rank = std::find(options.backends.begin(), options.backends.end(), r.backend);
-    if (rank == options.backends.end() || !r.usable()) return;
-    Tuned t{r.workload.shape, r.config, r.target_name, r.target_fingerprint, r.stale_reason(),
+  void load(BestConfigs all) {
+    pools = std::move(all);
+    tuned.reserve(pools.entries.size());
+    by_workload.reserve(pools.workloads.size());
+    for (const BestConfigs::Entry& e : pools.entries) add(e);
+    finish();
+    pools.entries = {};  // filed now
+    pools.workload_keys = {};
+  }
+
+  const Shape& shape(const Tuned& t) const { return pools.workloads[t.workload].shape; }
+  const TileConfig& config(const Tuned& t) const { return pools.configs[t.config]; }
+  const BestConfigs::TargetId& target(const Tuned& t) const { return pools.targets[t.target]; }
+
+  void add(const BestConfigs::Entry& e) {
+    const auto rank = std::find(options.backends.begin(), options.backends.end(), e.backend);
+    if (rank == options.backends.end()) return;
+    Tuned t{e.workload, e.config, e.target, stale_reason(e.versions),
             static_cast<size_t>(rank - options.backends.begin())};
-    const std::string workload_key = r.workload.key();
-    const std::string key = joined(workload_key, r.target_fingerprint);
-    if (const auto it = exact.find(key); it != exact.end()) {
+    const std::string& workload_key = pools.workload_keys[e.workload];
+    const std::string& fingerprint = pools.targets[e.target].fingerprint;
+    const auto [first, added] = by_workload.try_emplace(workload_key, kNone);
+    for (size_t i = first->second; i != kNone; i = tuned[i].next) {
+      if (target(tuned[i]).fingerprint != fingerprint) continue;
       // A fresh record wins over a stale one, then the more trusted backend.
       auto preference = [](const Tuned& x) { return std::make_pair(!x.stale_reason.empty(), x.backend_rank); };
-      if (preference(t) < preference(tuned[it->second])) tuned[it->second] = std::move(t);
+      if (preference(t) < preference(tuned[i])) {
+        t.next = tuned[i].next;
+        tuned[i] = std::move(t);
+      }
       return;
     }
-    exact.emplace(key, tuned.size());
-    by_name.emplace(joined(workload_key, r.target_name), tuned.size());
-    family[joined(family_of(r.workload), r.target_fingerprint)].members.push_back(tuned.size());
+    t.next = first->second;
+    first->second = tuned.size();
+    family[family_key(workload_key, shape(t).size(), fingerprint)].members.push_back(tuned.size());
     tuned.push_back(std::move(t));
   }
 
-  // After every add(): family lists hold fresh records only, ordered by shape, so that
-  // the nearest search breaks distance ties by the smaller shape.
+  // The record of this workload key made for the target with fingerprint `fp`, when
+  // `fp` is given; else, for the target named `name`, the one of the smallest
+  // fingerprint (so that the answer does not depend on the order records came in).
+  const Tuned* record(const std::string& workload_key, const std::string* fp, const std::string* name) const {
+    const auto it = by_workload.find(workload_key);
+    if (it == by_workload.end()) return nullptr;
+    const Tuned* found = nullptr;
+    for (size_t i = it->second; i != kNone; i = tuned[i].next) {
+      const BestConfigs::TargetId& id = target(tuned[i]);
+      if (fp && id.fingerprint == *fp) return &tuned[i];
+      if (name && id.name == *name && (!found || id.fingerprint < target(*found).fingerprint)) found = &tuned[i];
+    }
+    return found;
+  }
+
+  // After every add(): families keep fresh records only, indexed by shape.
   void finish() {
     for (auto& [key, f] : family) {
       std::erase_if(f.members, [&](size_t i) { return !tuned[i].stale_reason.empty(); });
-      std::sort(f.members.begin(), f.members.end(), [&](size_t a, size_t b) { return tuned[a].shape < tuned[b].shape; });
-      for (size_t i : f.members)
-        for (int64_t d : tuned[i].shape) f.log2_dims.push_back(std::log2(static_cast<double>(d)));
+      if (f.members.empty()) continue;
+      const size_t rank = shape(tuned[f.members.front()]).size();
+      std::vector<int64_t> dims;
+      dims.reserve(f.members.size() * rank);
+      for (size_t i : f.members) dims.insert(dims.end(), shape(tuned[i]).begin(), shape(tuned[i]).end());
+      f.shapes.emplace(rank, dims);
     }
   }
 
-  std::string fingerprint(const Target& t) {
+  const std::string& fingerprint(const Target& t) {
     {
       std::shared_lock lock(mutex);
       if (const auto it = fingerprints.find(t.name); it != fingerprints.end()) return it->second;
@@ -107,44 +181,30 @@ struct DbConfigProvider::Index {
 
   // The stale record of this workload when there is one: versions first, else one made
   // for the same target name under another fingerprint.
-  std::optional<ConfigChoice> stale_exact(const Workload& w, const Target& t, const std::string& fp) {
-    if (const auto it = exact.find(joined(w.key(), fp)); it != exact.end())
-      return ConfigChoice{tuned[it->second].config, ConfigSource::Exact, {}, true, tuned[it->second].stale_reason};
-    const auto same_name = by_name.find(joined(w.key(), t.name));
-    if (same_name == by_name.end()) return std::nullopt;
-    const Tuned& other = tuned[same_name->second];
-    std::string reason = "tuned for target '" + t.name + "' with fingerprint " + other.fingerprint + " (now " + fp + ")";
-    if (!other.stale_reason.empty()) reason += ", " + other.stale_reason;
-    return ConfigChoice{other.config, ConfigSource::Exact, {}, true, reason};
+  std::optional<ConfigChoice> stale_exact(const std::string& workload_key, const Target& t, const std::string& fp) {
+    if (const Tuned* same = record(workload_key, &fp, nullptr))
+      return ConfigChoice{config(*same), ConfigSource::Exact, {}, true, same->stale_reason};
+    const Tuned* other = record(workload_key, nullptr, &t.name);
+    if (!other) return std::nullopt;
+    std::string reason =
+        "tuned for target '" + t.name + "' with fingerprint " + target(*other).fingerprint + " (now " + fp + ")";
+    if (!other->stale_reason.empty()) reason += ", " + other->stale_reason;
+    return ConfigChoice{config(*other), ConfigSource::Exact, {}, true, reason};
   }
 
-  // One pass for the distances, then the nearest feasible one: usually the first
-  // tried, so analyze runs once and the scan dominates.
-  std::optional<ConfigChoice> nearest(const Workload& w, const std::string& fp, const Analyzer& analyzer) const {
-    const auto it = family.find(joined(family_of(w), fp));
-    if (it == family.end()) return std::nullopt;
+  // The nearest tuned shape whose config fits this one (db/shape_index.h gives the
+  // order); usually the first tried fits, so analyze runs once.
+  std::optional<ConfigChoice> nearest(const Workload& w, const std::string& workload_key, const std::string& fp,
+                                      const Analyzer& analyzer) const {
+    const auto it = family.find(family_key(workload_key, w.shape.size(), fp));
+    if (it == family.end() || !it->second.shapes) return std::nullopt;
     const Family& f = it->second;
-    const size_t rank = w.shape.size();
-    std::vector<double> wanted(rank);
-    for (size_t d = 0; d < rank; ++d) wanted[d] = std::log2(static_cast<double>(w.shape[d]));
-    if (f.log2_dims.size() != f.members.size() * rank) return std::nullopt;  // another rank
-    constexpr double kNone = std::numeric_limits<double>::infinity();
-    std::vector<double> distance(f.members.size(), kNone);
-    size_t m = 0;  // the first minimum: members are by shape, so ties go to the smaller shape
-    for (size_t i = 0; i < f.members.size(); ++i) {
-      double sum = 0;
-      for (size_t d = 0; d < rank; ++d) sum += std::abs(f.log2_dims[i * rank + d] - wanted[d]);
-      if (sum > 0) distance[i] = sum;  // 0: the shape itself, handled as exact
-      if (distance[i] < distance[m]) m = i;
-    }
-    for (size_t tries = 0; tries < distance.size(); ++tries) {
-      if (tries > 0) m = std::min_element(distance.begin(), distance.end()) - distance.begin();
-      if (!std::isfinite(distance[m])) return std::nullopt;
-      const Tuned& t = tuned[f.members[m]];
-      if (analyzer.analyze(t.config).feasible) return ConfigChoice{t.config, ConfigSource::Nearest, t.shape, false, {}};
-      distance[m] = kNone;
-    }
-    return std::nullopt;
+    const auto found = f.shapes->nearest(w.shape, [&](size_t i) {
+      return analyzer.analyze(config(tuned[f.members[i]])).feasible;
+    });
+    if (!found) return std::nullopt;
+    const Tuned& t = tuned[f.members[*found]];
+    return ConfigChoice{config(t), ConfigSource::Nearest, shape(t), false, {}};
   }
 
   // The cost model's best of a deterministic sample of the space (a sample, not the
@@ -165,11 +225,11 @@ struct DbConfigProvider::Index {
     }
   }
 
-  ConfigChoice slow_path(const Workload& w, const Target& t, const std::string& fp) {
+  ConfigChoice slow_path(const Workload& w, const std::string& workload_key, const Target& t, const std::string& fp) {
     const TensorGraph graph = build_graph(w);
     const Analyzer analyzer(graph, t);
-    if (auto hit = nearest(w, fp, analyzer)) return *hit;
-    if (auto old = stale_exact(w, t, fp); old && analyzer.analyze(old->config).feasible) return *old;
+    if (auto hit = nearest(w, workload_key, fp, analyzer)) return *hit;
+    if (auto old = stale_exact(workload_key, t, fp); old && analyzer.analyze(old->config).feasible) return *old;
     if (auto pick = model_pick(w, graph, t)) return *pick;
     return {default_config(w, graph, t), ConfigSource::Default, {}, false, {}};
   }
@@ -177,17 +237,12 @@ struct DbConfigProvider::Index {
 
 DbConfigProvider::DbConfigProvider(const std::vector<TuningRecord>& records, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
-  index_->tuned.reserve(records.size());
-  index_->exact.reserve(records.size());
-  index_->by_name.reserve(records.size());
-  for (const TuningRecord& r : records) index_->add(r);
-  index_->finish();
+  index_->load(best_configs_of(records));
 }
 
 DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions options)
-    : DbConfigProvider(std::filesystem::exists(path) ? TuningDb::open(path, OpenMode::ReadOnly)->best_records()
-                                                     : std::vector<TuningRecord>{},
-                       std::move(options)) {
+    : index_(std::make_unique<Index>(std::move(options))) {
+  if (std::filesystem::exists(path)) index_->load(TuningDb::open(path, OpenMode::ReadOnly)->best_configs());
   index_->location = path;
 }
 
@@ -197,14 +252,16 @@ std::optional<ConfigChoice> DbConfigProvider::lookup(const Workload& w, const Ta
 
 ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   Index& index = *index_;
-  const std::string key = joined(w.key(), index.fingerprint(t));
-  if (const auto it = index.exact.find(key); it != index.exact.end() && index.tuned[it->second].stale_reason.empty())
-    return {index.tuned[it->second].config, ConfigSource::Exact, {}, false, {}};
+  const std::string workload_key = w.key();
+  const std::string& fp = index.fingerprint(t);
+  if (const Tuned* hit = index.record(workload_key, &fp, nullptr); hit && hit->stale_reason.empty())
+    return {index.config(*hit), ConfigSource::Exact, {}, false, {}};
+  const std::string key = workload_key + '\n' + fp;
   {
     std::shared_lock lock(index.mutex);
     if (const auto it = index.answers.find(key); it != index.answers.end()) return it->second;
   }
-  ConfigChoice answer = index.slow_path(w, t, index.fingerprint(t));
+  ConfigChoice answer = index.slow_path(w, workload_key, t, fp);
   std::unique_lock lock(index.mutex);
   return index.answers.emplace(key, std::move(answer)).first->second;
 }

@@ -4,9 +4,10 @@
 //
 // The fallback order, each step reported in the answer's ConfigChoice:
 //   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target;
-//   2. nearest: the tuned shape of the same op, dtype, attrs and target nearest to this
-//      one (distance: the sum over dims of |log2(tuned / wanted)|; ties go to the
-//      smaller shape, dim by dim) whose config core::analyze finds feasible here;
+//   2. nearest: the tuned shape of the same op, dtype, attrs, rank and target nearest
+//      to this one (distance: the sum over dims of |log2(tuned / wanted)|; ties go to
+//      the smaller shape, dim by dim) whose config core::analyze finds feasible here,
+//      found in a k-d tree over log2 dims (db/shape_index.h);
 //   3. model: the cost model's best among a seeded sample of the search space
 //      (search/space_generator.h) and the default, LookupOptions::model_candidates
 //      of them, so that the pick takes milliseconds;
@@ -48,8 +49,8 @@ struct LookupOptions {
 class DbConfigProvider : public ConfigProvider {
  public:
   // Loads the database at `path` read-only (a missing file is an empty database: every
-  // lookup falls to the model or the default). Db Error for a file that is not a
-  // tuning database; the file is never changed.
+  // lookup falls to the model or the default) through TuningDb::best_configs(). Db
+  // Error for a file that is not a tuning database; the file is never changed.
   explicit DbConfigProvider(const std::string& path, LookupOptions options = {});
   // From records already in memory (TuningDb::best_records(), or tests).
   explicit DbConfigProvider(const std::vector<search::TuningRecord>& records, LookupOptions options = {});

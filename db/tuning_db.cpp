@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -162,6 +163,96 @@ bool merge_before(const TuningRecord& a, const TuningRecord& b) {
                   a.versions.cost_model) < std::tie(b.measurement.timestamp, b.measurement.host,
                                                     b.strategy, b.versions.compiler, b.versions.cost_model);
 }
+
+// best_configs()'s ranking, in one pass over the usable measurements: per key
+// (workload, target fingerprint, backend) it keeps the row that comes first in
+// best_records()'s SQL order — fresh first, then median_ns, config text, timestamp,
+// host, strategy, versions, id — reading a config's text only when two rows of a key
+// tie on time. tests/db/config_lookup_test.cpp holds the two orders together.
+class BestScan {
+ public:
+  // The columns consider() reads, in its order.
+  static constexpr const char* kColumns =
+      "SELECT id, workload_id, config_id, target_fingerprint, backend, median_ns, timestamp, host, strategy, "
+      "compiler_version, cost_model_version FROM measurements WHERE usable = 1";
+
+  BestScan(Connection& c, Versions now) : now_(std::move(now)), config_text_(c.prepare("SELECT json FROM configs WHERE id = ?")) {}
+
+  struct Row {
+    int64_t id, workload_id, config_id;
+    size_t target, backend;  // indexes in fingerprints() / backends()
+    bool fresh;
+    double median_ns;
+    int64_t timestamp;
+    std::string host, strategy;
+    Versions versions;
+  };
+
+  void consider(const Statement& s) {
+    const Key key{s.integer(1), intern(fingerprints_, s.text_view(3)), intern(backends_, s.text_view(4))};
+    const auto [it, added] = best_.try_emplace(key);
+    if (added || before(s, it->second)) it->second = row(s, key);
+  }
+
+  const std::vector<std::string>& fingerprints() const { return fingerprints_; }
+  const std::vector<std::string>& backends() const { return backends_; }
+  template <typename F>
+  void for_each(F&& visit) const {
+    for (const auto& [key, r] : best_) visit(r);
+  }
+  // The config's canonical JSON; empty when the row is missing.
+  const std::string& config_text(int64_t id) {
+    auto it = config_texts_.find(id);
+    if (it != config_texts_.end()) return it->second;
+    config_text_.bind(1, id);
+    std::string text = config_text_.step() ? config_text_.text(0) : std::string();
+    config_text_.reset();
+    return config_texts_.emplace(id, std::move(text)).first->second;
+  }
+
+ private:
+  struct Key {
+    int64_t workload_id;
+    size_t target, backend;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<int64_t>()(k.workload_id) ^ (k.target << 48) ^ (k.backend << 56);
+    }
+  };
+
+  static size_t intern(std::vector<std::string>& names, std::string_view name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end()) return static_cast<size_t>(it - names.begin());
+    names.emplace_back(name);
+    return names.size() - 1;
+  }
+
+  bool fresh(const Statement& s) const { return s.text_view(9) == now_.compiler && s.text_view(10) == now_.cost_model; }
+
+  Row row(const Statement& s, const Key& key) const {
+    return {s.integer(0), key.workload_id, s.integer(2), key.target, key.backend, fresh(s), s.real(5), s.integer(6),
+            s.text(7), s.text(8), {s.text(9), s.text(10)}};
+  }
+
+  // Whether row `s` ranks before `best`, the kept row of its key.
+  bool before(const Statement& s, const Row& best) {
+    if (const bool f = fresh(s); f != best.fresh) return f;
+    if (const double t = s.real(5); t != best.median_ns) return t < best.median_ns;
+    if (const int64_t c = s.integer(2); c != best.config_id) return config_text(c) < config_text(best.config_id);
+    const std::string_view host = best.host, strategy = best.strategy, compiler = best.versions.compiler,
+                           cost_model = best.versions.cost_model;
+    return std::make_tuple(s.integer(6), s.text_view(7), s.text_view(8), s.text_view(9), s.text_view(10), s.integer(0)) <
+           std::tie(best.timestamp, host, strategy, compiler, cost_model, best.id);
+  }
+
+  Versions now_;
+  Statement config_text_;
+  std::unordered_map<int64_t, std::string> config_texts_;
+  std::vector<std::string> fingerprints_, backends_;
+  std::unordered_map<Key, Row, KeyHash> best_;
+};
 
 }  // namespace
 
@@ -316,6 +407,58 @@ std::vector<TuningRecord> TuningDb::best_records(const std::string& op) {
     ORDER BY w.key, m.target_fingerprint, m.backend)sql");
   ranked.bind(1, op).bind(2, now.compiler).bind(3, now.cost_model);
   return read_all(ranked);
+}
+
+BestConfigs TuningDb::best_configs() {
+  std::lock_guard lock(impl_->mutex);
+  Connection& c = impl_->connection;
+  BestScan scan(c, Versions::current());
+  for (Statement s = c.prepare(BestScan::kColumns); s.step();) scan.consider(s);
+
+  // The winners' workloads, configs and targets, each read and parsed once. A winner
+  // whose workload, config or target row is missing (no database pto-tune wrote has
+  // one) is left out, as best_records()'s joins leave such measurements out.
+  BestConfigs out;
+  // Workload ids are dense (INTEGER PRIMARY KEY): by id, where each winner's went in
+  // `out`, kWanted until read.
+  constexpr size_t kAbsent = SIZE_MAX, kWanted = SIZE_MAX - 1;
+  int64_t last_id = 0;
+  scan.for_each([&](const BestScan::Row& r) { last_id = std::max(last_id, r.workload_id); });
+  std::vector<size_t> workloads(static_cast<size_t>(last_id) + 1, kAbsent);
+  scan.for_each([&](const BestScan::Row& r) { workloads[static_cast<size_t>(r.workload_id)] = kWanted; });
+  Statement workload_rows = c.prepare("SELECT id, key FROM workloads WHERE id <= ?");
+  for (workload_rows.bind(1, last_id); workload_rows.step();) {
+    size_t& slot = workloads[static_cast<size_t>(workload_rows.integer(0))];
+    if (slot != kWanted) continue;
+    slot = out.workloads.size();
+    out.workload_keys.push_back(workload_rows.text(1));
+    out.workloads.push_back(Workload::parse_key(out.workload_keys.back()));
+  }
+  std::unordered_map<std::string, std::string> target_names;
+  for (Statement s = c.prepare("SELECT fingerprint, name FROM targets"); s.step();) target_names.emplace(s.text(0), s.text(1));
+  std::vector<size_t> targets;
+  for (const std::string& fp : scan.fingerprints()) {
+    const auto it = target_names.find(fp);
+    targets.push_back(it == target_names.end() ? kAbsent : out.targets.size());
+    if (it != target_names.end()) out.targets.push_back({it->second, fp});
+  }
+  std::unordered_map<int64_t, size_t> configs;  // config id -> index in out.configs
+  out.entries.reserve(out.workloads.size());
+  scan.for_each([&](const BestScan::Row& r) {
+    const size_t workload = workloads[static_cast<size_t>(r.workload_id)], target = targets[r.target];
+    if (workload >= kWanted || target == kAbsent) return;
+    auto [config, added] = configs.try_emplace(r.config_id, out.configs.size());
+    if (added) {
+      const std::string& text = scan.config_text(r.config_id);
+      if (text.empty()) {
+        configs.erase(config);
+        return;
+      }
+      out.configs.push_back(TileConfig::parse(text));
+    }
+    out.entries.push_back({workload, config->second, target, scan.backends()[r.backend], r.versions});
+  });
+  return out;
 }
 
 size_t TuningDb::export_json(const std::string& file, const std::string& op) {

@@ -18,8 +18,8 @@ void bind_tune(pybind11::module_& m);
 // Runner options for a measurement from Python: cpu candidates in a spawned worker.
 measure::RunnerOptions runner_options(uint64_t seed);
 
-// Drops the cached lookup of the database at `path`, so that the next lookup sees what
-// was just stored (lookup.cpp).
+// Drops the cached lookup of the database at `path` (and every cached answer), so that
+// the next lookup sees what was just stored (lookup.cpp). Called with the GIL held.
 void forget_lookups(const std::string& path);
 
 }  // namespace pto::python

@@ -3,6 +3,7 @@
 // version or fingerprint change, backend preference, loading from a database file,
 // many threads at once, and the JIT compiling through it.
 #include <filesystem>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -90,6 +91,55 @@ TEST(ConfigLookup, NearestIsTheBruteForceMinimumForRandomShapes) {
     const ConfigChoice c = provider.choose(w, npu());
     ASSERT_EQ(c.source, ConfigSource::Nearest) << w.key();
     EXPECT_EQ(*c.from_shape, best_shape) << w.key();
+  }
+}
+
+// The indexed search against a linear scan of every tuned shape, on random tuned sets
+// with ragged dims and octave-spaced ones (equal distances), a third of the configs too
+// big for most shapes: the provider serves the first shape in (distance, shape) order
+// whose config analyze finds feasible, or no neighbour at all.
+TEST(ConfigLookup, NearestFeasibleIsWhatALinearScanFinds) {
+  std::mt19937_64 rng(23);
+  const std::vector<std::string> configs = {kSmall, kOther, kTooBig};
+  LookupOptions no_model;
+  no_model.model_candidates = 0;
+  auto dim = [&rng] {
+    return rng() % 2 ? int64_t{16} << (rng() % 8) : 1 + static_cast<int64_t>(rng() % 3000);
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    std::vector<TuningRecord> records;
+    std::vector<Shape> shapes;
+    const size_t count = 1 + rng() % (trial % 4 == 0 ? 2000 : 60);
+    while (shapes.size() < count) {
+      const Shape s{dim(), dim(), dim()};
+      if (std::find(shapes.begin(), shapes.end(), s) != shapes.end()) continue;
+      shapes.push_back(s);
+      records.push_back(tuned(Workload{"matmul", s, DType::F16, {}}.key(), configs[rng() % configs.size()]));
+    }
+    DbConfigProvider provider(records, no_model);
+    for (int query = 0; query < 15; ++query) {
+      const Workload w{"matmul", {dim(), dim(), dim()}, DType::F16, {}};
+      if (std::find(shapes.begin(), shapes.end(), w.shape) != shapes.end()) continue;  // an exact hit
+      std::vector<size_t> order(shapes.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      auto distance = [&](size_t i) {
+        double d = 0;
+        for (size_t k = 0; k < 3; ++k) d += std::abs(std::log2(double(shapes[i][k])) - std::log2(double(w.shape[k])));
+        return d;
+      };
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return distance(a) != distance(b) ? distance(a) < distance(b) : shapes[a] < shapes[b];
+      });
+      const auto fits = std::find_if(order.begin(), order.end(), [&](size_t i) { return feasible(w, records[i].config); });
+      const ConfigChoice c = provider.choose(w, npu());
+      if (fits == order.end()) {
+        EXPECT_EQ(c.source, ConfigSource::Default) << w.key();
+        continue;
+      }
+      ASSERT_EQ(c.source, ConfigSource::Nearest) << w.key();
+      EXPECT_EQ(*c.from_shape, shapes[*fits]) << w.key();
+      EXPECT_EQ(c.config, records[*fits].config) << w.key();
+    }
   }
 }
 

@@ -96,3 +96,48 @@ def test_threads_calling_lookup_at_once_get_the_same_answers(records_db):
     for t in threads:
         t.join()
     assert wrong == []
+
+
+def test_the_database_named_by_the_environment_is_the_one_asked(records_db, tmp_path, monkeypatch):
+    # Answers are cached per call; the cache must follow $PTO_TUNE_DB, not the first path seen.
+    monkeypatch.setenv("PTO_TUNE_DB", records_db)
+    assert pto_tune.lookup("matmul", [512, 512, 1024]).source == "exact"
+    monkeypatch.setenv("PTO_TUNE_DB", str(tmp_path / "empty.db"))
+    assert pto_tune.lookup("matmul", [512, 512, 1024], model=False).source == "default"
+    assert pto_tune.lookup("matmul", [512, 512, 1024]).source == "model"
+
+
+def test_every_spelling_of_a_request_gets_the_same_answer(records_db):
+    spellings = [[512, 512, 1024], (512, 512, 1024), "512,512,1024"]
+    first = [pto_tune.lookup("matmul", shape, db=records_db) for shape in spellings]
+    again = [pto_tune.lookup("matmul", shape, db=records_db) for shape in spellings]  # cached now
+    assert all(a == pto_tune.Config(TUNED) and a.source == "exact" for a in first + again)
+    with pytest.raises(pto_tune.UsageError):
+        pto_tune.lookup("matmul", [512, 512, True], db=records_db)
+
+
+def test_arguments_in_any_form_get_the_answer_or_the_error_of_the_full_lookup(records_db):
+    # A cached answer is served before pybind11 converts the arguments: every form of
+    # call must still get what the full lookup gives, errors included.
+    first = pto_tune.lookup("matmul", [512, 512, 1024], db=records_db)
+    all_positional = pto_tune.lookup("matmul", [512, 512, 1024], "fp16", "ascend910b1", None, records_db, True, None)
+    all_named = pto_tune.lookup(op="matmul", shapes=[512, 512, 1024], db=records_db, model=True, attrs={})
+    assert first.source == all_positional.source == all_named.source == "exact"
+    assert first == all_positional == all_named
+    for bad in [lambda: pto_tune.lookup("matmul", [512, 512, 1024], db=records_db, nosuch=1),
+                lambda: pto_tune.lookup("matmul", [512, 512, 1024], op="matmul", db=records_db),
+                lambda: pto_tune.lookup("matmul", db=records_db),
+                lambda: pto_tune.lookup("matmul", [512, 512, 1024], dtype=16, db=records_db)]:
+        with pytest.raises(TypeError):
+            bad()
+
+
+def test_text_python_cannot_encode_is_an_error_not_a_crash(records_db):
+    # The cached path reads str arguments as UTF-8 outside pybind11: a lone surrogate
+    # must fall through to the full lookup's error.
+    for call in [lambda: pto_tune.lookup("matmul", "\ud800", db=records_db),
+                 lambda: pto_tune.lookup("matmul", [4, 4, 4], attrs={"\ud800": 1}, db=records_db),
+                 lambda: pto_tune.lookup("matmul", [4, 4, 4], attrs={"x": 2**70}, db=records_db)]:
+        with pytest.raises((pto_tune.Error, RuntimeError, TypeError)):
+            call()
+    assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db).source == "exact"
