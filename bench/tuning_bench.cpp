@@ -151,7 +151,7 @@ class ReplayRunner : public measure::Runner {
     for (const TileConfig& c : batch) {
       time_ns(c);  // throws for a config exhaustive never measured
       out.push_back(table_.at(*space_.program_key(c)));
-      if (on_result) on_result(out.size() - 1, out.back());
+      if (on_result && !on_result(out.size() - 1, out.back())) break;
     }
     return out;
   }

@@ -66,8 +66,11 @@ struct RunnerOptions {
 };
 
 // Called with a candidate's index in the batch and its result, once per candidate, in
-// index order, as soon as that result is known.
-using OnResult = std::function<void(size_t index, const Measurement& result)>;
+// index order, as soon as that result is known. It returns whether to go on: false
+// ends the batch after this result (a tuner told to stop finishes the measurement in
+// flight and no more), and measure() then returns the results so far, a prefix of the
+// batch. measure_interleaved() knows its results together and returns them all.
+using OnResult = std::function<bool(size_t index, const Measurement& result)>;
 
 class Runner {
  public:

@@ -49,7 +49,7 @@ class CpuRunner : public Runner {
 
   std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
                                    const OnResult& on_result) override {
-    Batch batch{w, build_graph(w), {}};
+    Batch& batch = batch_for(w);
     CostModel model(batch.graph, host_, *options_.coefficients);
     std::vector<Measurement> results;
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -61,7 +61,7 @@ class CpuRunner : public Runner {
       }
       stamp(m);
       results.push_back(std::move(m));
-      if (on_result) on_result(i, results.back());
+      if (on_result && !on_result(i, results.back())) break;
     }
     return results;
   }
@@ -69,7 +69,7 @@ class CpuRunner : public Runner {
   // The finalists run together in one child, so their results are known together.
   std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& finalists,
                                                const OnResult& on_result) override {
-    Batch batch{w, build_graph(w), {}};
+    Batch& batch = batch_for(w);
     std::vector<Measurement> results = isolated(batch, CpuJob{finalists, true, std::nullopt});
     CostModel model(batch.graph, host_, *options_.coefficients);
     for (size_t i = 0; i < results.size(); ++i) {
@@ -81,8 +81,10 @@ class CpuRunner : public Runner {
   }
 
  private:
-  // One measure() call's workload; its fixture is built once a candidate gets to run
-  // here or in a forked child (a spawned worker builds its own).
+  // The workload of the latest measure() call; its fixture is built once a candidate
+  // gets to run here or in a forked child (a spawned worker builds its own), and kept
+  // for the next calls on the same workload: a tuner measures one workload batch after
+  // batch, and the fp64 reference of a large one takes seconds.
   struct Batch {
     Workload workload;
     TensorGraph graph;
@@ -93,6 +95,11 @@ class CpuRunner : public Runner {
       return *fixture;
     }
   };
+
+  Batch& batch_for(const Workload& w) {
+    if (!batch_ || batch_->workload.key() != w.key()) batch_.emplace(Batch{w, build_graph(w), {}});
+    return *batch_;
+  }
 
   std::optional<Fault> fault_for(size_t candidate) const {
     auto it = options_.faults.find(candidate);
@@ -135,6 +142,7 @@ class CpuRunner : public Runner {
   Target host_;
   RunnerOptions options_;
   std::string worker_;  // the pto-tune-worker executable, for ChildStart::Spawn
+  std::optional<Batch> batch_;
 };
 
 }  // namespace
