@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,25 @@
 namespace pto::measure {
 
 namespace {
+
+// The fixture of (workload, seed), shared by the cpu runners alive in this process: a
+// tuner measures one workload batch after batch, with a search runner and a finalist
+// runner, and the fp64 reference of a large workload takes seconds. Inputs and
+// reference are deterministic in (workload, seed); the fixture lives as long as a
+// runner holds it.
+std::shared_ptr<const WorkloadFixture> shared_fixture(const Workload& w, const TensorGraph& graph, uint64_t seed) {
+  static std::mutex mutex;
+  static std::string key;
+  static std::weak_ptr<const WorkloadFixture> latest;
+  std::lock_guard lock(mutex);
+  const std::string wanted = w.key() + " seed " + std::to_string(seed);
+  std::shared_ptr<const WorkloadFixture> fixture = latest.lock();
+  if (fixture && key == wanted) return fixture;
+  fixture = std::make_shared<const WorkloadFixture>(make_fixture(w, graph, seed));
+  key = wanted;
+  latest = fixture;
+  return fixture;
+}
 
 Measurement failed(Status status, const std::string& why) {
   Measurement m;
@@ -81,17 +102,16 @@ class CpuRunner : public Runner {
   }
 
  private:
-  // The workload of the latest measure() call; its fixture is built once a candidate
+  // The workload of the latest measure() call; its fixture is taken once a candidate
   // gets to run here or in a forked child (a spawned worker builds its own), and kept
-  // for the next calls on the same workload: a tuner measures one workload batch after
-  // batch, and the fp64 reference of a large one takes seconds.
+  // for the next calls on the same workload.
   struct Batch {
     Workload workload;
     TensorGraph graph;
-    std::optional<WorkloadFixture> fixture;
+    std::shared_ptr<const WorkloadFixture> fixture;
 
     const WorkloadFixture& fixture_for(uint64_t seed) {
-      if (!fixture) fixture = make_fixture(workload, graph, seed);
+      if (!fixture) fixture = shared_fixture(workload, graph, seed);
       return *fixture;
     }
   };
