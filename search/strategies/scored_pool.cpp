@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "search/candidate_features.h"
 
@@ -115,12 +116,15 @@ double ScoredPool::local_error() const {
 }
 
 std::vector<size_t> ScoredPool::best_of(std::vector<size_t> ids, size_t max) const {
-  const auto by_time = [this](size_t a, size_t b) {
-    return log_time(a) != log_time(b) ? log_time(a) < log_time(b) : a < b;
-  };
+  // Sorted on (log_time, index) pairs computed once: a topk pool ranks every fresh
+  // candidate of the space (78,000 on a 4096^3 matmul) for each proposal.
+  std::vector<std::pair<double, size_t>> keyed;
+  keyed.reserve(ids.size());
+  for (size_t i : ids) keyed.emplace_back(log_time(i), i);
   const size_t n = std::min(max, ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), by_time);
+  std::partial_sort(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(n), keyed.end());
   ids.resize(n);
+  for (size_t k = 0; k < n; ++k) ids[k] = keyed[k].second;
   return ids;
 }
 
