@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -25,20 +26,44 @@ constexpr size_t kPatienceRounds = 2;
 
 }  // namespace
 
-std::optional<size_t> ScoredPool::add(const TileConfig& config) {
-  const std::optional<uint64_t> program = context_.space->program_key(config);
-  if (!program || by_program_.count(*program)) return std::nullopt;
+ScoredPool::Scored ScoredPool::score(const TileConfig& config) const {
+  Scored scored{context_.space->program_key(config), std::nullopt};
+  if (!scored.program) return scored;
   const Estimate e = context_.model->estimate(config);
-  if (!e.feasible || !(e.predicted_ns > 0)) return std::nullopt;
+  if (!e.feasible || !(e.predicted_ns > 0)) return scored;
   Entry entry;
   entry.config = config;
   entry.log_predicted = std::log(e.predicted_ns);
   entry.features = candidate_features(e, config);
   entry.residual = residual_.predict(entry.features);
-  by_program_.emplace(*program, entries_.size());
-  entries_.push_back(std::move(entry));
+  scored.entry = std::move(entry);
+  return scored;
+}
+
+std::optional<size_t> ScoredPool::insert(Scored scored) {
+  if (!scored.program || !scored.entry || by_program_.count(*scored.program)) return std::nullopt;
+  by_program_.emplace(*scored.program, entries_.size());
+  entries_.push_back(std::move(*scored.entry));
   ++fresh_;
   return entries_.size() - 1;
+}
+
+std::optional<size_t> ScoredPool::add(const TileConfig& config) { return insert(score(config)); }
+
+void ScoredPool::add_all(const std::vector<TileConfig>& configs) {
+  std::vector<Scored> scored(configs.size());
+  std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 256)
+  for (size_t i = 0; i < configs.size(); ++i) {
+    try {
+      scored[i] = score(configs[i]);
+    } catch (...) {
+#pragma omp critical(scored_pool_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  for (Scored& s : scored) insert(std::move(s));
 }
 
 std::optional<size_t> ScoredPool::find_or_add(const TileConfig& config) {
