@@ -46,7 +46,7 @@ struct TuneOptions {
   size_t batch_size = 8;       // candidates per runner call
   size_t finalists = 3;        // re-measured interleaved on a noisy backend
   // Re-measures the finalists on a noisy backend; absent = the search's runner. The
-  // search can then run with few, short repetitions (RunnerOptions::min_time_ms): it
+  // search can then run with few, short repetitions (measure::search_options): it
   // only needs a ranking, while the winner and its spread come from this runner's
   // full-length interleaved timing. Same backend and target as the search's runner.
   measure::Runner* finalist_runner = nullptr;
