@@ -151,7 +151,7 @@ class ReplayRunner : public measure::Runner {
     for (const TileConfig& c : batch) {
       time_ns(c);  // throws for a config exhaustive never measured
       out.push_back(table_.at(*space_.program_key(c)));
-      if (on_result) on_result(out.size() - 1, out.back());
+      if (on_result && !on_result(out.size() - 1, out.back())) break;
     }
     return out;
   }
@@ -369,10 +369,8 @@ double cpu_seconds() {
 void time_to_tune(const std::string& key, const std::string& backend, const char* target_s) {
   const Workload w = Workload::parse_key(key);
   const Target& target = target_for(backend);
-  measure::RunnerOptions brief;
-  brief.min_time_ms = 1;
-  brief.min_repetitions = 2;
-  std::unique_ptr<measure::Runner> search_runner = measure::make_runner(backend, target, brief);
+  std::unique_ptr<measure::Runner> search_runner =
+      measure::make_runner(backend, target, measure::search_options({}));
   std::unique_ptr<measure::Runner> finalist_runner = measure::make_runner(backend, target);
   search::TuneOptions options;
   options.finalist_runner = finalist_runner.get();

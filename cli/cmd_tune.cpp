@@ -133,7 +133,12 @@ int run_tune(const Args& args) {
       vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
   measure::RunnerOptions runner_options;
   runner_options.seed = tune_options.seed;
-  const std::unique_ptr<measure::Runner> runner = measure::make_runner(backend, target, runner_options);
+  // On the cpu the search times each candidate briefly, for a ranking; the finalists
+  // are re-measured with the full timing.
+  const std::unique_ptr<measure::Runner> runner =
+      measure::make_runner(backend, target, measure::search_options(runner_options));
+  const std::unique_ptr<measure::Runner> finalist_runner = measure::make_runner(backend, target, runner_options);
+  tune_options.finalist_runner = finalist_runner.get();
   tune_options.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend, target));
   const std::optional<std::string> db_flag =
       vm->count("db") ? std::optional<std::string>((*vm)["db"].as<std::string>()) : std::nullopt;

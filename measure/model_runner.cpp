@@ -37,7 +37,7 @@ class ModelRunner : public Runner {
       }
       stamp(m);
       results.push_back(std::move(m));
-      if (on_result) on_result(results.size() - 1, results.back());
+      if (on_result && !on_result(results.size() - 1, results.back())) break;
     }
     return results;
   }

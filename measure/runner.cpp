@@ -12,6 +12,12 @@
 
 namespace pto::measure {
 
+RunnerOptions search_options(RunnerOptions finalists) {
+  finalists.min_time_ms = 1;
+  finalists.min_repetitions = 2;
+  return finalists;
+}
+
 std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
 
 std::string default_backend(const Target& target) { return target.kind == TargetKind::Cpu ? "cpu" : "sim"; }

@@ -44,7 +44,7 @@ enum class ChildStart { Fork, Spawn };
 struct RunnerOptions {
   double min_time_ms = 50;     // cpu: repeat until this much total time ...
   int min_repetitions = 5;     // ... and at least this many runs
-  int warmup = 1;
+  int warmup = 1;              // cpu: untimed runs first, the verified first run included
   bool flush_cache = false;    // cpu: evict caches between runs
   double timeout_s = 30;       // cpu: per-candidate limit in the child process
   bool isolate = true;         // cpu: run each candidate in a child process
@@ -66,8 +66,11 @@ struct RunnerOptions {
 };
 
 // Called with a candidate's index in the batch and its result, once per candidate, in
-// index order, as soon as that result is known.
-using OnResult = std::function<void(size_t index, const Measurement& result)>;
+// index order, as soon as that result is known. It returns whether to go on: false
+// ends the batch after this result (a tuner told to stop finishes the measurement in
+// flight and no more), and measure() then returns the results so far, a prefix of the
+// batch. measure_interleaved() knows its results together and returns them all.
+using OnResult = std::function<bool(size_t index, const Measurement& result)>;
 
 class Runner {
  public:
@@ -84,6 +87,13 @@ class Runner {
     return measure(w, finalists, on_result);
   }
 };
+
+// The options of a tuner's search runner on a noisy backend, from those its finalists
+// are re-measured with (TuneOptions::finalist_runner): the search only ranks
+// candidates, so two short repetitions after the verified run do (min_time_ms 1,
+// min_repetitions 2), while the winner and its spread come from the finalists' full
+// timing: three runs a candidate (the verified one and two timed) instead of six.
+RunnerOptions search_options(RunnerOptions finalists);
 
 std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu"
 // What measures a target when no backend is named: cpu for the host (real time), sim

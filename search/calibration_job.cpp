@@ -31,6 +31,7 @@ WorkloadSamples measure_plan(const Plan& plan, measure::Runner& runner, size_t& 
   WorkloadSamples out{plan.workload, plan.space_size, plan.tally, {}, {}};
   const auto results = runner.measure(plan.workload, plan.configs, [&](size_t, const measure::Measurement&) {
     if (options.progress) options.progress(++done, planned);
+    return true;
   });
   for (size_t i = 0; i < plan.configs.size(); ++i) {
     const measure::Measurement& m = results.at(i);

@@ -1,7 +1,8 @@
 // tune(): the one tuning loop. A map of this file:
 //   TuningJob         everything one call holds: graph, space, model, strategy, records
 //   TuningJob::run    baseline -> batches until converged / budget / time / stop -> winner
-//   measure_batch     one runner call, every result committed and counted as it comes
+//   measure_batch     one runner call, every result committed on its own and counted as
+//                     it comes; the batch ends early when the job is to stop
 //   choose_winner     the best usable record; on a noisy backend from an interleaved
 //                     re-measurement of the finalists and the default
 //
@@ -98,6 +99,7 @@ class TuningJob {
  private:
   TuningRecord measure_baseline() {
     const std::vector<TuningRecord> records = measure_batch({space_.baseline()}, kDefaultLabel);
+    if (records.empty()) misreported(1, "returned no result for the default config");
     const TuningRecord& r = records.front();
     if (!r.usable())
       internal_error("tune: the default config " + r.config.to_string() + " of " + r.workload.key() +
@@ -111,10 +113,15 @@ class TuningJob {
     return std::clamp(measure::relative_spread(baseline.measurement.stats), kMinNoise, kMaxNoise);
   }
 
+  // The stop flag is raised or the time limit reached.
+  bool should_stop() const {
+    return (options_.stop && options_.stop->load()) ||
+           (options_.time_limit_s > 0 && seconds_since_start() >= options_.time_limit_s);
+  }
+
   void search(Strategy& strategy) {
     while (true) {
-      if (options_.stop && options_.stop->load()) return stop();
-      if (options_.time_limit_s > 0 && seconds_since_start() >= options_.time_limit_s) return stop();
+      if (should_stop()) return stop();
       size_t room = options_.batch_size;
       if (options_.budget > 0) {
         const int64_t left = options_.budget - searched_;
@@ -126,31 +133,47 @@ class TuningJob {
       const std::vector<TuningRecord> records = measure_batch(batch, strategy.name());
       std::vector<measure::Measurement> results;
       for (const TuningRecord& r : records) results.push_back(r.measurement);
-      strategy.observe(batch, results);
+      // A batch cut short by a stop is told as far as it got.
+      strategy.observe(std::span(batch).first(records.size()), results);
     }
   }
 
   void stop() { result_.stopped = true; }
 
-  // One runner call; every result is committed, counted and reported before it returns.
+  // One runner call. Each result is committed on its own, counted and reported as it
+  // arrives, so a kill loses at most the measurement in flight; after each the batch
+  // ends when the job is to stop (then fewer records than candidates come back). The
+  // interleaved finalists are timed together: their batch always ends whole.
   std::vector<TuningRecord> measure_batch(const std::vector<TileConfig>& batch, const std::string& label,
                                           bool interleaved = false) {
-    measure::Runner& finalist_runner = options_.finalist_runner ? *options_.finalist_runner : runner_;
-    std::vector<measure::Measurement> results = interleaved
-                                                    ? finalist_runner.measure_interleaved(result_.workload, batch)
-                                                    : runner_.measure(result_.workload, batch);
-    if (results.size() != batch.size())
-      internal_error("tune: runner " + runner_.name() + " returned " + std::to_string(results.size()) +
-                     " results for " + std::to_string(batch.size()) + " candidates");
     std::vector<TuningRecord> records;
-    for (size_t i = 0; i < batch.size(); ++i) {
+    const auto record = [&](size_t i, measure::Measurement m) {
       // A re-measured finalist keeps the label of the strategy that first proposed it.
-      const std::string proposer = interleaved ? strategy_of(batch[i]) : label;
-      records.push_back(make_record(batch[i], std::move(results[i]), proposer));
-    }
-    store_.commit(records);
-    for (const TuningRecord& r : records) count(r, interleaved);
+      records.push_back(make_record(batch[i], std::move(m), interleaved ? strategy_of(batch[i]) : label));
+      store_.commit(std::span(&records.back(), 1));
+      count(records.back(), interleaved);
+    };
+    const measure::OnResult on_result = [&](size_t i, const measure::Measurement& m) {
+      if (i != records.size()) misreported(batch.size(), "reported result " + std::to_string(i) + " out of order");
+      record(i, m);
+      return interleaved || !should_stop();
+    };
+    measure::Runner& finalist_runner = options_.finalist_runner ? *options_.finalist_runner : runner_;
+    std::vector<measure::Measurement> results =
+        interleaved ? finalist_runner.measure_interleaved(result_.workload, batch, on_result)
+                    : runner_.measure(result_.workload, batch, on_result);
+    if (results.size() > batch.size() || results.size() < records.size())
+      misreported(batch.size(), "returned " + std::to_string(results.size()) + " results");
+    // Results a runner returned without reporting them.
+    for (size_t i = records.size(); i < results.size(); ++i) record(i, std::move(results[i]));
+    if (records.size() < batch.size() && !should_stop())
+      misreported(batch.size(), "returned " + std::to_string(records.size()) + " results");
     return records;
+  }
+
+  [[noreturn]] void misreported(size_t candidates, const std::string& what) const {
+    internal_error("tune: runner " + runner_.name() + " " + what + " for a batch of " + std::to_string(candidates) +
+                   " candidates");
   }
 
   TuningRecord make_record(const TileConfig& config, measure::Measurement m, const std::string& label) const {
@@ -192,7 +215,7 @@ class TuningJob {
       for (const TuningRecord& r : top_records(options_.finalists))
         if (r.config != baseline.config) finalists.push_back(r.config);
       const std::vector<TuningRecord> again = measure_batch(finalists, result_.strategy, /*interleaved=*/true);
-      if (again.front().usable()) {
+      if (again.size() == finalists.size() && again.front().usable()) {
         result_.baseline = again.front();
         result_.best = *std::min_element(again.begin(), again.end(), better);
         if (!result_.best.usable() || !(result_.best.time_ns() < result_.baseline.time_ns()))

@@ -9,8 +9,9 @@
 // The op's default config (what a PyPTO user hand-picks today) is always measured; the
 // winner is never slower than it. On a noisy backend the finalists are re-measured
 // interleaved and the winner chosen from that, with its spread. Every measurement is
-// committed to the store as it arrives, so a killed job loses at most the batch in
-// flight. The strategy's noise margin is the default's measured relative spread on a
+// committed to the store on its own as it arrives, and the stop flag and the time
+// limit are checked after each, so a stopped job finishes the measurement in flight and
+// a killed one (SIGKILL) loses at most that one. The strategy's noise margin is the default's measured relative spread on a
 // noisy backend, and a fixed 1% on a deterministic one (simulated results: sim, model);
 // search/tuner.cpp says why.
 #pragma once
@@ -45,12 +46,13 @@ struct TuneOptions {
   size_t batch_size = 8;       // candidates per runner call
   size_t finalists = 3;        // re-measured interleaved on a noisy backend
   // Re-measures the finalists on a noisy backend; absent = the search's runner. The
-  // search can then run with few, short repetitions (RunnerOptions::min_time_ms): it
+  // search can then run with few, short repetitions (measure::search_options): it
   // only needs a ranking, while the winner and its spread come from this runner's
   // full-length interleaved timing. Same backend and target as the search's runner.
   measure::Runner* finalist_runner = nullptr;
-  // Polled between batches: set it (e.g. from SIGINT) to stop after the batch in flight
-  // and keep everything measured so far (no finalist re-measurement then).
+  // Polled after every measurement: set it (e.g. from SIGINT) to stop after the
+  // measurement in flight and keep everything measured so far (no finalist
+  // re-measurement then; one already under way is finished, its results come together).
   const std::atomic<bool>* stop = nullptr;
   // Called after each measurement: (measured so far, planned total or 0 when unknown).
   std::function<void(int64_t done, int64_t planned)> progress;

@@ -1,5 +1,6 @@
 #include "measure/cpu/candidate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -77,6 +78,14 @@ std::function<void()> before_each_run(const RunnerOptions& options, const Target
   return [&flusher] { flusher->flush(); };
 }
 
+// The verified first run was an untimed run of the same executor on the same inputs:
+// it counts as the first warm-up run.
+TimingPolicy after_verified_run(const RunnerOptions& options) {
+  TimingPolicy policy = timing_policy(options);
+  policy.warmup = std::max(0, policy.warmup - 1);
+  return policy;
+}
+
 std::string interleave_detail(const Stats& stats) {
   return nlohmann::json{{"interleaved", true}, {"spread", relative_spread(stats)}}.dump();
 }
@@ -101,7 +110,7 @@ Measurement measure_candidate(const WorkloadFixture& fixture, const TileConfig& 
     if (!executor) return m;
     std::unique_ptr<CacheFlusher> flusher;
     auto flush = before_each_run(options, host, flusher);
-    auto samples = time_runs([&] { executor->run(fixture.inputs); }, timing_policy(options), flush);
+    auto samples = time_runs([&] { executor->run(fixture.inputs); }, after_verified_run(options), flush);
     m.stats = summarize(samples);
   } catch (const std::exception& e) {
     set_failure(m, Status::RUNTIME_ERROR, e.what());
@@ -136,7 +145,7 @@ std::vector<Measurement> measure_interleaved_candidates(const WorkloadFixture& f
   std::unique_ptr<CacheFlusher> flusher;
   auto flush = before_each_run(options, host, flusher);
   try {
-    auto samples = time_interleaved(runs, timing_policy(options), flush);
+    auto samples = time_interleaved(runs, after_verified_run(options), flush);
     for (size_t k = 0; k < timed.size(); ++k) {
       Measurement& m = results[timed[k]];
       m.stats = summarize(samples[k]);

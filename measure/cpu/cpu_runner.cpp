@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,25 @@
 namespace pto::measure {
 
 namespace {
+
+// The fixture of (workload, seed), shared by the cpu runners alive in this process: a
+// tuner measures one workload batch after batch, with a search runner and a finalist
+// runner, and the fp64 reference of a large workload takes seconds. Inputs and
+// reference are deterministic in (workload, seed); the fixture lives as long as a
+// runner holds it.
+std::shared_ptr<const WorkloadFixture> shared_fixture(const Workload& w, const TensorGraph& graph, uint64_t seed) {
+  static std::mutex mutex;
+  static std::string key;
+  static std::weak_ptr<const WorkloadFixture> latest;
+  std::lock_guard lock(mutex);
+  const std::string wanted = w.key() + " seed " + std::to_string(seed);
+  std::shared_ptr<const WorkloadFixture> fixture = latest.lock();
+  if (fixture && key == wanted) return fixture;
+  fixture = std::make_shared<const WorkloadFixture>(make_fixture(w, graph, seed));
+  key = wanted;
+  latest = fixture;
+  return fixture;
+}
 
 Measurement failed(Status status, const std::string& why) {
   Measurement m;
@@ -49,7 +70,7 @@ class CpuRunner : public Runner {
 
   std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
                                    const OnResult& on_result) override {
-    Batch batch{w, build_graph(w), {}};
+    Batch& batch = batch_for(w);
     CostModel model(batch.graph, host_, *options_.coefficients);
     std::vector<Measurement> results;
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -61,7 +82,7 @@ class CpuRunner : public Runner {
       }
       stamp(m);
       results.push_back(std::move(m));
-      if (on_result) on_result(i, results.back());
+      if (on_result && !on_result(i, results.back())) break;
     }
     return results;
   }
@@ -69,7 +90,7 @@ class CpuRunner : public Runner {
   // The finalists run together in one child, so their results are known together.
   std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& finalists,
                                                const OnResult& on_result) override {
-    Batch batch{w, build_graph(w), {}};
+    Batch& batch = batch_for(w);
     std::vector<Measurement> results = isolated(batch, CpuJob{finalists, true, std::nullopt});
     CostModel model(batch.graph, host_, *options_.coefficients);
     for (size_t i = 0; i < results.size(); ++i) {
@@ -81,18 +102,24 @@ class CpuRunner : public Runner {
   }
 
  private:
-  // One measure() call's workload; its fixture is built once a candidate gets to run
-  // here or in a forked child (a spawned worker builds its own).
+  // The workload of the latest measure() call; its fixture is taken once a candidate
+  // gets to run here or in a forked child (a spawned worker builds its own), and kept
+  // for the next calls on the same workload.
   struct Batch {
     Workload workload;
     TensorGraph graph;
-    std::optional<WorkloadFixture> fixture;
+    std::shared_ptr<const WorkloadFixture> fixture;
 
     const WorkloadFixture& fixture_for(uint64_t seed) {
-      if (!fixture) fixture = make_fixture(workload, graph, seed);
+      if (!fixture) fixture = shared_fixture(workload, graph, seed);
       return *fixture;
     }
   };
+
+  Batch& batch_for(const Workload& w) {
+    if (!batch_ || batch_->workload.key() != w.key()) batch_.emplace(Batch{w, build_graph(w), {}});
+    return *batch_;
+  }
 
   std::optional<Fault> fault_for(size_t candidate) const {
     auto it = options_.faults.find(candidate);
@@ -135,6 +162,7 @@ class CpuRunner : public Runner {
   Target host_;
   RunnerOptions options_;
   std::string worker_;  // the pto-tune-worker executable, for ChildStart::Spawn
+  std::optional<Batch> batch_;
 };
 
 }  // namespace

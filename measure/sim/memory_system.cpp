@@ -88,7 +88,7 @@ MemorySystem::LineTally MemorySystem::touch_lines(const Placement& p, const Oper
   for_each_run(p, window, origin, [&](int64_t addr, int64_t len) {
     tally.bytes += static_cast<double>(len);
     tally.burst_bytes += std::max(static_cast<double>(len), min_burst_bytes_);
-    for (int64_t line = addr / line_bytes, last = (addr + len - 1) / line_bytes; line <= last; ++line) {
+    for (int64_t line = l2_.line_of(addr), last = l2_.line_of(addr + len - 1); line <= last; ++line) {
       const int64_t in_line = std::min(addr + len, (line + 1) * line_bytes) - std::max(addr, line * line_bytes);
       const L2Cache::Access a = l2_.touch(line, write);
       tally.written_back += a.writes_back;

@@ -30,6 +30,10 @@ class ScoredPool {
   // Adds a candidate unless it is infeasible or a program the pool already holds;
   // returns its index when added.
   std::optional<size_t> add(const TileConfig& config);
+  // add() for each, in order, with the same result; the cost model scores them on
+  // parallel threads first (a topk pool scores the whole space: 78,000 candidates on a
+  // 4096^3 matmul).
+  void add_all(const std::vector<TileConfig>& configs);
   size_t size() const { return entries_.size(); }
   const TileConfig& config(size_t i) const { return entries_[i].config; }
   bool fresh(size_t i) const { return entries_[i].state == State::Fresh; }
@@ -73,6 +77,14 @@ class ScoredPool {
     double log_measured = 0;
   };
 
+  // What add() computes for a candidate before inserting it: its program (absent when
+  // infeasible) and its entry (absent when the model finds it infeasible).
+  struct Scored {
+    std::optional<uint64_t> program;
+    std::optional<Entry> entry;
+  };
+  Scored score(const TileConfig& config) const;
+  std::optional<size_t> insert(Scored scored);
   std::optional<size_t> find_or_add(const TileConfig& config);
   // The `max` best of `ids` by log_time, best first; ties by index.
   std::vector<size_t> best_of(std::vector<size_t> ids, size_t max) const;

@@ -20,13 +20,10 @@ class TopK : public ModelGuided {
  public:
   explicit TopK(const SearchContext& context) : ModelGuided(context, "topk") {
     const SpaceGenerator& space = *context.space;
-    if (space.size() <= kScoreWholeLimit) {
-      feasible_ = space.for_each([this](const TileConfig& c) { pool_.add(c); return true; }).distinct;
-    } else {
-      SpaceTally tally;
-      for (const TileConfig& c : space.sample(kScoreSample, context.seed, &tally)) pool_.add(c);
-      feasible_ = tally.distinct;
-    }
+    SpaceTally tally;
+    pool_.add_all(space.size() <= kScoreWholeLimit ? space.enumerate(UINT64_MAX, &tally)
+                                                   : space.sample(kScoreSample, context.seed, &tally));
+    feasible_ = tally.distinct;
   }
 
   uint64_t feasible_seen() const override { return feasible_; }

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <omp.h>
 
 #include "core/analyze.h"
 #include "core/compile.h"
@@ -387,6 +388,7 @@ void expect_one_callback_per_result_in_order(Runner& runner, const Workload& w, 
   const OnResult on_result = [&](size_t i, const Measurement& m) {
     order.push_back(i);
     seen.push_back(m);
+    return true;
   };
   const std::vector<Measurement> results =
       interleaved ? runner.measure_interleaved(w, batch, on_result) : runner.measure(w, batch, on_result);
@@ -413,6 +415,45 @@ TEST_F(RunnerBatch, EveryBackendReportsEachResultOnceInOrder) {
   // Without a callback a runner measures as before.
   const Workload w = Workload::parse_key("matmul|64,64,64|fp16");
   EXPECT_EQ(make_runner("model", npu())->measure(w, configs_for(w, npu(), 3)).size(), 3u);
+}
+
+// The sim backend simulates a batch's candidates on parallel threads: every result is
+// the serial run's, field for field, whatever the thread count; and a caller that asks
+// to stop after result k gets exactly k + 1 results, reported once each, in order.
+TEST_F(RunnerBatch, SimInParallelIsTheSerialRunAndStopsWhereAsked) {
+  std::mt19937 rng(9);
+  for (const char* key : {"matmul|96,160,200|fp16", "softmax|33,500|fp16", "matmul|300,70,129|fp16"}) {
+    const Workload w = Workload::parse_key(key);
+    const auto batch = configs_for(w, npu(), 9);
+    const int threads_before = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const std::vector<Measurement> serial = make_runner("sim", npu())->measure(w, batch);
+    for (int threads : {2, 3, 8}) {
+      SCOPED_TRACE(std::string(key) + ", " + std::to_string(threads) + " threads");
+      omp_set_num_threads(threads);
+      const std::vector<Measurement> parallel = make_runner("sim", npu())->measure(w, batch);
+      ASSERT_EQ(parallel.size(), serial.size());
+      for (size_t i = 0; i < serial.size(); ++i) {
+        EXPECT_EQ(parallel[i].status, serial[i].status) << i;
+        EXPECT_EQ(parallel[i].stats.median_ns, serial[i].stats.median_ns) << i;
+        EXPECT_EQ(parallel[i].predicted_ns, serial[i].predicted_ns) << i;
+        EXPECT_EQ(parallel[i].detail_json, serial[i].detail_json) << i;
+        EXPECT_EQ(parallel[i].error, serial[i].error) << i;
+      }
+      const size_t stop_after = rng() % batch.size();
+      std::vector<size_t> order;
+      const std::vector<Measurement> cut =
+          make_runner("sim", npu())->measure(w, batch, [&](size_t i, const Measurement& m) {
+            order.push_back(i);
+            EXPECT_EQ(m.stats.median_ns, serial[i].stats.median_ns) << i;
+            return i < stop_after;
+          });
+      EXPECT_EQ(cut.size(), stop_after + 1);
+      ASSERT_EQ(order.size(), stop_after + 1);
+      for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
+    }
+    omp_set_num_threads(threads_before);
+  }
 }
 
 TEST_F(RunnerBatch, CpuReportsEachResultIncludingFailuresAndInterleavedFinalists) {

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -65,7 +66,10 @@ class FakeRunner : public measure::Runner {
         out[i].stats.p10_ns = 0.97 * out[i].stats.median_ns;
         out[i].stats.p90_ns = 1.03 * out[i].stats.median_ns;
       }
-      if (on_result) on_result(i, out[i]);
+      if (on_result && !on_result(i, out[i])) {
+        out.resize(i + 1);  // told to stop: the batch ends after this result
+        break;
+      }
     }
     return out;
   }
@@ -164,8 +168,8 @@ TEST(Tune, BudgetTimeLimitAndStopFlag) {
     };
     const TuneResult r = tune(w, npu(), runner, store, o);
     EXPECT_TRUE(r.stopped);
-    // Stops after the batch in flight.
-    EXPECT_LT(r.counts.measured, stop_after + 4);
+    // Stops after the measurement that raised the flag, mid-batch.
+    EXPECT_EQ(r.counts.measured, stop_after);
     EXPECT_EQ(r.counts.measured, seen);
     check_result(r, store, "stop after " + std::to_string(stop_after));
   }
@@ -176,7 +180,7 @@ TEST(Tune, BudgetTimeLimitAndStopFlag) {
   o.time_limit_s = 1e-9;
   const TuneResult r = tune(w, npu(), runner, store, o);
   EXPECT_TRUE(r.stopped);
-  EXPECT_EQ(r.counts.measured, 1) << "the time limit is checked before every batch; the default is always measured";
+  EXPECT_EQ(r.counts.measured, 1) << "the time limit is checked after every measurement; the default is always measured";
   check_result(r, store, "time limit");
 }
 
@@ -266,6 +270,77 @@ TEST(Tune, AnUnmeasurableDefaultIsAnInternalErrorAndStillRecorded) {
                         ErrorCategory::Internal, {"default config", "TIMEOUT", "hung"});
   ASSERT_EQ(store.all().size(), 1u);
   EXPECT_EQ(store.all().front().measurement.status, Status::TIMEOUT);
+}
+
+// The model backend, measuring one candidate at a time; when it starts its
+// `raise_at`-th measurement (counting from 1 over all calls: a signal arriving while
+// that one is in flight) it raises `stop`. It honours on_result's "stop" unless told not
+// to, as a careless runner might.
+class StopMidMeasurementRunner : public measure::Runner {
+ public:
+  StopMidMeasurementRunner(std::atomic<bool>& stop, int64_t raise_at, bool honours_stop)
+      : inner_(measure::make_runner("model", npu())), stop_(stop), raise_at_(raise_at), honours_(honours_stop) {}
+  std::string name() const override { return "model"; }
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& batch,
+                                   const measure::OnResult& on_result = {}) override {
+    if (stop_.load()) ++calls_after_stop_;
+    std::vector<Measurement> out;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (++started_ == raise_at_) stop_ = true;
+      out.push_back(inner_->measure(w, {batch[i]}).front());
+      if (on_result && !on_result(i, out.back()) && honours_) break;
+    }
+    return out;
+  }
+  int64_t started() const { return started_; }
+  int calls_after_stop() const { return calls_after_stop_; }
+
+ private:
+  std::unique_ptr<measure::Runner> inner_;
+  std::atomic<bool>& stop_;
+  int64_t raise_at_, started_ = 0;
+  bool honours_;
+  int calls_after_stop_ = 0;
+};
+
+// Per-measurement guarantees: a stop raised while measurement k is in flight records
+// exactly k measurements (those done and the one in flight), each committed as it came,
+// and asks the runner for nothing more; a runner that goes on regardless has every
+// result it returned recorded.
+TEST(Tune, AStopMidBatchRecordsTheMeasurementsDoneAndTheOneInFlight) {
+  std::mt19937_64 rng(17);
+  const std::vector<std::string> strategies = {"exhaustive", "random", "topk", "evolve"};
+  for (int trial = 0; trial < 40; ++trial) {
+    const Workload w = Workload::parse_key(small_workloads()[rng() % small_workloads().size()]);
+    const int64_t raise_at = 1 + static_cast<int64_t>(rng() % 25);
+    const bool honours = trial % 4 != 3;
+    std::atomic<bool> stop = false;
+    StopMidMeasurementRunner runner(stop, raise_at, honours);
+    MemoryStore store;
+    TuneOptions o;
+    o.strategy = strategies[rng() % strategies.size()];
+    o.batch_size = 1 + rng() % 9;
+    o.stop = &stop;
+    o.progress = [&](int64_t done, int64_t) {
+      EXPECT_EQ(static_cast<int64_t>(store.all().size()), done) << "committed before it is reported";
+    };
+    const TuneResult r = tune(w, npu(), runner, store, o);
+    const std::string context = w.key() + " " + o.strategy + " batch " + std::to_string(o.batch_size) +
+                                " stop at " + std::to_string(raise_at) + (honours ? "" : " (ignored)");
+    SCOPED_TRACE(context);
+    check_result(r, store, context);
+    EXPECT_EQ(runner.calls_after_stop(), 0) << "nothing is measured after a stop";
+    EXPECT_EQ(r.counts.measured, runner.started()) << "every measurement started is recorded";
+    if (!r.stopped) {  // the strategy ended before measurement raise_at
+      EXPECT_LT(runner.started(), raise_at);
+      continue;
+    }
+    if (honours) {
+      EXPECT_EQ(r.counts.measured, raise_at);
+    }
+    EXPECT_GE(r.counts.measured, raise_at);
+    EXPECT_LT(r.counts.measured, raise_at + static_cast<int64_t>(o.batch_size));
+  }
 }
 
 // The model-guided strategies against the ground truth on small spaces, on the

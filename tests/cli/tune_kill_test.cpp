@@ -1,0 +1,170 @@
+// A tuning job killed with SIGKILL loses at most the measurement in flight: tune()
+// commits each measurement to the database on its own as it arrives. In process, a
+// runner that hangs in the middle of measurement k+1 (after telling the test that k are
+// done) is killed, and the database holds exactly those k, passes its check and takes a
+// re-run that completes. End to end, `pto-tune tune` killed at a random moment leaves a
+// database that `pto-tune db check` passes, holding at least every measurement it had
+// stored before the kill, and the same command run again completes.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/target.h"
+#include "core/workload.h"
+#include "db/tuning_db.h"
+#include "measure/runner.h"
+#include "search/tuner.h"
+#include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
+
+namespace pto {
+namespace {
+
+using testing_support::TempDir;
+
+const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+
+// The model backend, one candidate at a time; before starting measurement `hang_at`
+// (counting from 1 over all calls) it writes how many it finished to `done_fd` and
+// hangs, as a candidate in flight would when the kill comes.
+class HangingRunner : public measure::Runner {
+ public:
+  HangingRunner(int64_t hang_at, int done_fd)
+      : inner_(measure::make_runner("model", npu())), hang_at_(hang_at), done_fd_(done_fd) {}
+  std::string name() const override { return "model"; }
+  std::vector<measure::Measurement> measure(const Workload& w, const std::vector<TileConfig>& batch,
+                                            const measure::OnResult& on_result = {}) override {
+    std::vector<measure::Measurement> out;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (++started_ == hang_at_) hang();
+      out.push_back(inner_->measure(w, {batch[i]}).front());
+      if (on_result && !on_result(i, out.back())) break;
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] void hang() const {
+    const int64_t done = hang_at_ - 1;
+    (void)!::write(done_fd_, &done, sizeof done);
+    while (true) ::pause();
+  }
+
+  std::unique_ptr<measure::Runner> inner_;
+  int64_t hang_at_, started_ = 0;
+  int done_fd_;
+};
+
+search::TuneOptions exhaustive(size_t batch_size) {
+  search::TuneOptions o;
+  o.strategy = "exhaustive";
+  o.batch_size = batch_size;
+  return o;
+}
+
+TEST(TuneKill, SigkillMidBatchLosesOnlyTheMeasurementInFlight) {
+  const Workload w = Workload::parse_key("matmul|37,150,100|fp16");
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 5; ++trial) {
+    const TempDir dir("tune_kill");
+    const std::string path = dir.str() + "/t.db";
+    const int64_t hang_at = 1 + static_cast<int64_t>(rng() % 30);
+    const size_t batch_size = 2 + rng() % 10;  // the hang lands anywhere in a batch
+    SCOPED_TRACE("hang at " + std::to_string(hang_at) + ", batch " + std::to_string(batch_size));
+    int done[2];
+    ASSERT_EQ(::pipe(done), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(done[0]);
+      HangingRunner runner(hang_at, done[1]);
+      auto db = db::TuningDb::open(path);
+      search::tune(w, npu(), runner, *db, exhaustive(batch_size));
+      ::_exit(3);  // the runner hangs before the space runs out
+    }
+    ::close(done[1]);
+    int64_t finished = -1;
+    ASSERT_EQ(::read(done[0], &finished, sizeof finished), static_cast<ssize_t>(sizeof finished));
+    ::close(done[0]);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+
+    auto db = db::TuningDb::open(path);
+    EXPECT_EQ(db->check(), std::vector<std::string>{});
+    EXPECT_EQ(static_cast<int64_t>(db->records().size()), finished)
+        << "every finished measurement is stored, the one in flight is lost";
+    std::unique_ptr<measure::Runner> runner = measure::make_runner("model", npu());
+    const search::TuneResult again = search::tune(w, npu(), *runner, *db, {});
+    EXPECT_FALSE(again.stopped);
+    EXPECT_GT(again.counts.measured, 0);
+    EXPECT_EQ(db->check(), std::vector<std::string>{});
+  }
+}
+
+// Starts `pto-tune ARGS` with its output thrown away; returns its pid.
+pid_t spawn(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  std::freopen("/dev/null", "w", stdout);
+  std::vector<char*> argv = {const_cast<char*>(PTO_TUNE_BIN)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(PTO_TUNE_BIN, argv.data());
+  ::_exit(127);
+}
+
+size_t stored(const std::string& path) {
+  try {
+    return db::TuningDb::open(path, db::OpenMode::ReadOnly)->records().size();
+  } catch (const std::exception&) {
+    return 0;  // not created yet
+  }
+}
+
+TEST(TuneKill, PtoTuneKilledMidRunLeavesASoundDatabaseAndARerunCompletes) {
+  const TempDir dir("tune_kill_cli");
+  const std::string path = dir.str() + "/t.db";
+  const std::vector<std::string> args = {"tune",     "--op",        "matmul",    "--shapes", "96,160,200",
+                                         "--target", "ascend910b1", "--backend", "sim",      "--db",
+                                         path};
+  std::mt19937_64 rng(11);
+  size_t before_kill = 0;
+  for (int kill = 0; kill < 3; ++kill) {
+    const pid_t pid = spawn(args);
+    const size_t wanted = before_kill + 1 + rng() % 6;  // topk measures at least 9
+    for (int wait = 0; wait < 1200 && stored(path) < wanted; ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));  // anywhere in a measurement
+    const size_t seen = stored(path);
+    ASSERT_GE(seen, wanted) << "the tuner stored nothing within a minute";
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "killed before it finished, status " << status;
+    const cli_testing::Result check = cli_testing::pto_tune("db check --db " + cli_testing::quoted(path));
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+    before_kill = stored(path);
+    EXPECT_GE(before_kill, seen) << "what was stored before the kill is still there";
+  }
+  std::string rerun;
+  for (const std::string& a : args) rerun += cli_testing::quoted(a) + " ";
+  const cli_testing::Result r = cli_testing::pto_tune(rerun + "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["stopped"].get<bool>());
+  EXPECT_GT(stored(path), before_kill);
+  EXPECT_EQ(cli_testing::pto_tune("db check --db " + cli_testing::quoted(path)).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace pto
