@@ -37,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/ranking_report.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/calibrate.h"
@@ -48,6 +49,11 @@
 
 namespace pto {
 namespace {
+
+using bench::fmt;
+using bench::pct;
+using bench::score;
+using bench::Scores;
 
 struct Case {
   std::string label;
@@ -119,15 +125,6 @@ Options parse_options(int argc, char** argv) {
   if (o.samples < 6) usage_error("ranking_cpu_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   if (o.threads < 1) usage_error("ranking_cpu_bench: --threads must be at least 1, got " + std::to_string(o.threads));
   return o;
-}
-
-struct Scores {
-  double tau = 0, top1 = 0, top5 = 0;
-};
-
-Scores score(const std::vector<double>& predicted, const std::vector<double>& measured) {
-  return {kendall_tau(predicted, measured), top_k_regret(predicted, measured, 1),
-          top_k_regret(predicted, measured, 5)};
 }
 
 struct CaseRun {
@@ -250,13 +247,6 @@ Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out, const Options&
   const CostModel fitted(r.graph, r.model->target(), report.after);
   return score(predictions(fitted, r.samples), medians(r.samples));
 }
-
-std::string fmt(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
-}
-std::string pct(double v) { return std::isfinite(v) ? fmt("%.1f%%", 100 * v) : "-"; }
 
 double median_of(std::vector<double> v) { return measure::percentile(std::move(v), 0.5); }
 
