@@ -23,9 +23,8 @@
 #include <cblas.h>
 #endif
 
+namespace pto {
 namespace {
-
-using namespace pto;
 
 const int64_t kSizes[] = {1024, 2048};
 const int kThreads[] = {1, 2};
@@ -104,7 +103,8 @@ void openblas_sgemm(benchmark::State& state, int64_t n, int threads) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Each size and thread count, for the runtime and (when found) OpenBLAS.
+void register_benchmarks() {
   for (int64_t n : kSizes)
     for (int threads : kThreads) {
       const std::string point = std::to_string(n) + "/threads:" + std::to_string(threads);
@@ -119,6 +119,12 @@ int main(int argc, char** argv) {
           ->MinTime(1.0);
 #endif
     }
+}
+
+}  // namespace pto
+
+int main(int argc, char** argv) {
+  pto::register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -18,7 +18,6 @@
 // simulator runs ~10 M instructions/s, and a 16x16 tile of a 6144^3 matmul is hundreds
 // of millions): the report says how many.
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -27,17 +26,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/ranking_report.h"
 #include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/calibrate.h"
 #include "cost_model/estimate.h"
-#include "cost_model/ranking.h"
 #include "measure/runner.h"
 #include "search/space_generator.h"
 
 namespace pto {
 namespace {
+
+using bench::fmt;
+using bench::pct;
+using bench::score;
+using bench::Scores;
 
 constexpr int64_t kInstructionBudget = 30'000'000;
 
@@ -88,15 +92,6 @@ Options parse_options(int argc, char** argv) {
   }
   if (o.samples < 6) usage_error("ranking_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   return o;
-}
-
-struct Scores {
-  double tau = 0, top1 = 0, top5 = 0;
-};
-
-Scores score(const std::vector<double>& predicted, const std::vector<double>& simulated) {
-  return {kendall_tau(predicted, simulated), top_k_regret(predicted, simulated, 1),
-          top_k_regret(predicted, simulated, 5)};
 }
 
 // One simulated candidate.
@@ -180,12 +175,6 @@ CaseRun simulate_case(const Case& c, const Options& o, const Target& target, mea
   return run;
 }
 
-std::string fmt(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
-}
-std::string pct(double v) { return std::isfinite(v) ? fmt("%.1f%%", 100 * v) : "-"; }
 std::string us(double ns) { return fmt("%.1f", ns / 1e3); }
 
 // "tau | top-1 | top-5" cells of one table row.

@@ -43,6 +43,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/ranking_report.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/calibrate.h"
@@ -55,6 +56,11 @@
 
 namespace pto {
 namespace {
+
+using bench::fmt;
+using bench::pct;
+using bench::score;
+using bench::Scores;
 
 struct Case {
   std::string label;
@@ -131,15 +137,6 @@ Options parse_options(int argc, char** argv) {
   if (o.threads < 1) usage_error("ranking_cpu_bench: --threads must be at least 1, got " + std::to_string(o.threads));
   if (o.passes < 1) usage_error("ranking_cpu_bench: --passes must be at least 1, got " + std::to_string(o.passes));
   return o;
-}
-
-struct Scores {
-  double tau = 0, top1 = 0, top5 = 0;
-};
-
-Scores score(const std::vector<double>& predicted, const std::vector<double>& measured) {
-  return {kendall_tau(predicted, measured), top_k_regret(predicted, measured, 1),
-          top_k_regret(predicted, measured, 5)};
 }
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
@@ -333,14 +330,6 @@ Scores leave_one_out(std::vector<CaseRun>& runs, size_t left_out, const Options&
   const CostModel fitted(r.graph, r.model->target(), report.after);
   return score(predictions(fitted, r.samples), medians(r.samples));
 }
-
-std::string fmt(const char* format, double v) {
-  if (!std::isfinite(v)) return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
-}
-std::string pct(double v) { return std::isfinite(v) ? fmt("%.1f%%", 100 * v) : "-"; }
 
 void print_tables(const std::vector<CaseRun>& runs, int passes) {
   std::cout << "| workload | n | fastest / slowest measured | spread in a pass | pass 1 vs 2 diff "

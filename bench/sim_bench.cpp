@@ -15,24 +15,25 @@
 #include "core/target.h"
 #include "measure/sim/simulator.h"
 
+namespace pto::sim {
 namespace {
 
-const pto::Target& b1() {
-  static const pto::Target t = pto::load_target("ascend910b1");
+const Target& b1() {
+  static const Target t = load_target("ascend910b1");
   return t;
 }
 
-pto::Program compile_op(const std::string& op, pto::Shape shape, const std::string& config) {
-  const pto::Workload w{op, std::move(shape), pto::DType::F16, {}};
-  const pto::TensorGraph graph = pto::build_graph(w);
-  const pto::TileConfig c = config.empty() ? pto::default_config(w, graph, b1()) : pto::TileConfig::parse(config);
-  return pto::compile(graph, c, b1()).program;
+Program compile_op(const std::string& op, Shape shape, const std::string& config) {
+  const Workload w{op, std::move(shape), DType::F16, {}};
+  const TensorGraph graph = build_graph(w);
+  const TileConfig c = config.empty() ? default_config(w, graph, b1()) : TileConfig::parse(config);
+  return compile(graph, c, b1()).program;
 }
 
-void run(benchmark::State& state, const pto::Program& program) {
-  pto::sim::SimResult r;
+void run(benchmark::State& state, const Program& program) {
+  SimResult r;
   for (auto _ : state) {
-    r = pto::sim::simulate(program, b1());
+    r = simulate(program, b1());
     benchmark::DoNotOptimize(r.cycles);
   }
   state.counters["instr/s"] = benchmark::Counter(static_cast<double>(r.instructions) * static_cast<double>(state.iterations()),
@@ -44,13 +45,13 @@ void run(benchmark::State& state, const pto::Program& program) {
 constexpr const char* kGuideTiles = R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]},"nbuffer":2)";
 
 void BM_GuideMatmul6144(benchmark::State& state) {
-  static const pto::Program row_major = compile_op("matmul", {6144, 6144, 6144}, std::string(kGuideTiles) + "}");
+  static const Program row_major = compile_op("matmul", {6144, 6144, 6144}, std::string(kGuideTiles) + "}");
   run(state, row_major);
 }
 BENCHMARK(BM_GuideMatmul6144)->Unit(benchmark::kMillisecond);
 
 void BM_GuideMatmul6144Grouped(benchmark::State& state) {
-  static const pto::Program grouped =
+  static const Program grouped =
       compile_op("matmul", {6144, 6144, 6144}, std::string(kGuideTiles) + R"(,"l2_group":[6,4]})");
   run(state, grouped);
 }
@@ -73,5 +74,6 @@ void BM_Attention(benchmark::State& state) {
 BENCHMARK(BM_Attention)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+}  // namespace pto::sim
 
 BENCHMARK_MAIN();

@@ -34,7 +34,7 @@
 #include "search/space_generator.h"
 #include "search/tuner.h"
 
-namespace pto {
+namespace pto::search {
 namespace {
 
 struct Case {
@@ -384,10 +384,10 @@ void time_to_tune(const std::string& key, const std::string& backend, const char
 }
 
 }  // namespace
-}  // namespace pto
+}  // namespace pto::search
 
 int main(int argc, char** argv) {
-  using namespace pto;
+  using namespace pto::search;
   try {
     const Options o = parse_options(argc, argv);
     std::vector<CaseResult> results;
@@ -414,9 +414,9 @@ int main(int argc, char** argv) {
                  "|---|---|---|---|---|---|---|---|\n" << std::flush;
     if (o.sim) time_to_tune("matmul|4096,4096,4096|fp16", "sim", "< 5 s");
     if (o.cpu) time_to_tune("matmul|1024,1024,1024|fp32", "cpu", "< 15 s");
-  } catch (const Error& e) {
+  } catch (const pto::Error& e) {
     std::cerr << "tuning_bench: " << e.what() << "\n";
-    return exit_code(e.category());
+    return pto::exit_code(e.category());
   }
   return 0;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <iostream>
 
 #include "core/analyze.h"
@@ -140,18 +139,6 @@ std::string human_bytes(int64_t bytes) {
     if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
   }
   return std::to_string(bytes);
-}
-
-std::string format_ns(double ns) {
-  char text[32];
-  if (ns >= 1e6) {
-    std::snprintf(text, sizeof text, "%.3f ms", ns / 1e6);
-  } else if (ns >= 1e3) {
-    std::snprintf(text, sizeof text, "%.2f us", ns / 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.0f ns", ns);
-  }
-  return text;
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {

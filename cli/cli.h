@@ -66,8 +66,6 @@ void print_table(std::ostream& out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows);
 void print_json(std::ostream& out, const nlohmann::json& j);
 
-// 1.5e6 -> "1.500 ms", 2500 -> "2.50 us", 800 -> "800 ns".
-std::string format_ns(double ns);
 // 196608 -> "192K", 201326592 -> "192M", 1000 -> "1000".
 std::string human_bytes(int64_t bytes);
 std::string join(const std::vector<std::string>& items, const std::string& separator);

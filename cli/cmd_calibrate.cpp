@@ -8,6 +8,7 @@
 // error before and after and every coefficient, old -> new. The fit is saved through
 // cost_model/calibration_store.h, which keeps a saved fit made on more samples unless
 // --replace is given, and says so.
+#include <algorithm>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,22 @@ std::vector<Workload> workloads_from(const po::variables_map& vm, const Target& 
     out.push_back(std::move(w));
   }
   return out;
+}
+
+// Calibration fits the model to times a backend measures: the advice names only the
+// backends that measure this target in this build (never model, which predicts, nor
+// one that the target or the build rules out), checked before any work starts.
+void check_backend(const std::string& backend, const Target& target) {
+  const std::vector<std::string> usable = measure::measuring_backends(target);
+  if (std::find(usable.begin(), usable.end(), backend) != usable.end()) return;
+  const std::vector<std::string> known = measure::backend_names();
+  const std::string why =
+      backend == "model" ? "the cost model cannot be calibrated against its own prediction"
+      : std::find(known.begin(), known.end(), backend) == known.end()
+          ? "unknown backend (known: " + join(known, ", ") + ")"
+          : "backend '" + backend + "' does not measure target '" + target.name + "' in this build";
+  usage_error("--backend " + backend + ": " + why + "; calibrate target '" + target.name + "' with --backend " +
+              join(usable, " or --backend "));
 }
 
 json coefficient_values(const Coefficients& c) {
@@ -160,8 +177,7 @@ int run_calibrate(const Args& args) {
   const std::vector<Workload> workloads = workloads_from(*vm, target);
   const std::string backend =
       vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
-  if (backend == "model")
-    usage_error("--backend model: the cost model cannot be calibrated against itself; use sim or cpu");
+  check_backend(backend, target);
   const std::string dir = vm->count("out") ? (*vm)["out"].as<std::string>() : default_calibration_dir();
   if (dir.empty()) usage_error("--out: not given, and neither PTO_TUNE_HOME nor HOME is set to derive it from");
 

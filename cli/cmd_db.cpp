@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "cost_model/format_ns.h"
 #include "db/tuning_db.h"
 
 namespace pto::cli {
@@ -36,13 +37,6 @@ std::string db_path(const po::variables_map& vm) {
 std::pair<Args, Args> split_files(const Args& args) {
   const auto first_option = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("-"); });
   return {Args(args.begin(), first_option), Args(first_option, args.end())};
-}
-
-std::string time_text(double ns) {
-  char buffer[32];
-  if (ns >= 1e6) std::snprintf(buffer, sizeof buffer, "%.3f ms", ns / 1e6);
-  else std::snprintf(buffer, sizeof buffer, "%.1f us", ns / 1e3);
-  return buffer;
 }
 
 int show(const Args& args) {
@@ -76,7 +70,7 @@ int show(const Args& args) {
   std::vector<std::vector<std::string>> rows;
   for (const TuningRecord& r : best) {
     const std::string stale = r.stale_reason();
-    rows.push_back({r.workload.key(), r.target_name, r.backend, time_text(r.time_ns()),
+    rows.push_back({r.workload.key(), r.target_name, r.backend, format_ns(r.time_ns()),
                     stale.empty() ? "fresh" : "stale: " + stale, r.config.to_string()});
   }
   print_table(std::cout, {"workload", "target", "backend", "time", "versions", "config"}, rows);

@@ -21,6 +21,7 @@
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
 #include "cost_model/calibration_store.h"
+#include "cost_model/format_ns.h"
 #include "db/tuning_db.h"
 #include "measure/runner.h"
 #include "search/strategy.h"

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json_read.h"
+#include "core/stable_hash.h"
 #include "core/warning.h"
 
 namespace pto {
@@ -211,16 +212,6 @@ struct FieldReader {
   }
 };
 
-// 64-bit FNV-1a: small, stable across platforms and compilers (std::hash is neither).
-uint64_t fnv1a64(const std::string& bytes) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -281,7 +272,7 @@ std::string Target::fingerprint() const {
   j.erase("notes");
   j.erase("source");
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(j.dump())));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(stable_hash(j.dump())));
   return hex;
 }
 

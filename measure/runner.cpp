@@ -20,7 +20,11 @@ RunnerOptions search_options(RunnerOptions finalists) {
 
 std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
 
-std::string default_backend(const Target& target) { return target.kind == TargetKind::Cpu ? "cpu" : "sim"; }
+std::vector<std::string> measuring_backends(const Target& target) {
+  return {target.kind == TargetKind::Cpu ? "cpu" : "sim"};
+}
+
+std::string default_backend(const Target& target) { return measuring_backends(target).front(); }
 
 std::string predicted_backend(const std::string& backend, const Target& target) {
   return backend == "model" ? default_backend(target) : backend;

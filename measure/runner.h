@@ -96,8 +96,11 @@ class Runner {
 RunnerOptions search_options(RunnerOptions finalists);
 
 std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu"
-// What measures a target when no backend is named: cpu for the host (real time), sim
-// for an NPU target (this machine has none to measure on).
+// The backends that measure `target` in this build, real or simulated time, as
+// calibration needs: cpu for the host, sim for an NPU target. Not model (the cost
+// model's own prediction) and not npu (this build has no NPU to measure on).
+std::vector<std::string> measuring_backends(const Target& target);
+// What measures a target when no backend is named: the first of its measuring backends.
 std::string default_backend(const Target& target);
 // The backend whose times the cost model predicts for `backend`: itself, except that
 // `model` predicts the target's default backend (so it uses that calibration).

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/stable_hash.h"
 
 namespace pto::search {
 
@@ -26,15 +27,6 @@ Shard checked(uint64_t index, uint64_t count, const std::string& what) {
 }
 
 }  // namespace
-
-uint64_t stable_hash(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 bool in_shard(const RecordKey& key, const Shard& shard) {
   return stable_hash(key.workload + '\n' + key.target_fingerprint + '\n' + key.backend) % shard.count == shard.index;

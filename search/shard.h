@@ -1,8 +1,9 @@
 // Sharding a batch over a cluster's array jobs (Slurm arrays, Kubernetes Indexed Jobs)
-// or local worker processes: shard I of N takes the workloads whose stable hash of
-// (workload key, target fingerprint, backend) is I modulo N. Every workload lands in
-// exactly one shard for any N, and the split does not depend on the file's order, so
-// array tasks need not coordinate and a reordered file tunes the same split.
+// or local worker processes: shard I of N takes the workloads whose stable hash
+// (core/stable_hash.h) of (workload key, target fingerprint, backend) is I modulo N.
+// Every workload lands in exactly one shard for any N, and the split does not depend on
+// the file's order, so array tasks need not coordinate and a reordered file tunes the
+// same split.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,6 @@ struct Shard {
   uint64_t count = 1;  // 1: everything
   bool operator==(const Shard&) const = default;
 };
-
-// FNV-1a 64: the same value on every machine and compiler (std::hash is not).
-uint64_t stable_hash(const std::string& text);
 
 bool in_shard(const RecordKey& key, const Shard& shard);
 

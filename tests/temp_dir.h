@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-namespace pto::testing_support {
+namespace pto::testing {
 
 class TempDir {
  public:
@@ -35,4 +35,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-}  // namespace pto::testing_support
+}  // namespace pto::testing

@@ -28,8 +28,8 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
-using testing_support::TempDir;
+using namespace cli::testing;
+using testing::TempDir;
 
 const char* kTarget = "ascend910b1";
 

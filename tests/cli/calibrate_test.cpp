@@ -2,9 +2,11 @@
 // error is no worse than before, where `explain` then finds it — named by --out, or in
 // the default folder both commands share; several workloads fit together; bad
 // arguments (any of the --shapes, too few samples) exit 2 naming the value before
-// anything is measured; a target's calibration is keyed by its fingerprint and stays in
-// the folder whatever the target's name; a fit on fewer samples does not replace one on
-// more unless --replace.
+// anything is measured; a backend that cannot calibrate the target is refused with
+// advice that names one that can; a target's calibration is keyed by its fingerprint
+// and stays in the folder whatever the target's name; a fit on fewer samples does not
+// replace one on more unless --replace.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -13,6 +15,7 @@
 
 #include "core/target.h"
 #include "cost_model/calibration_store.h"
+#include "measure/runner.h"
 #include "tests/cli/cli_driver.h"
 #include "tests/temp_dir.h"
 
@@ -20,12 +23,12 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
+using namespace cli::testing;
 namespace fs = std::filesystem;
 
 const std::string kSmallMatmul = "calibrate --op matmul --shapes 128,64,256 --target ascend910b1 --backend sim ";
 
-using testing_support::TempDir;
+using testing::TempDir;
 
 json run_json(const std::string& args) {
   const Result r = pto_tune(args);
@@ -107,6 +110,39 @@ TEST(Calibrate, BadArgumentsExitTwoNamingTheValue) {
   expect_usage_error(small + "--target nosuchtarget", {"nosuchtarget"});
   expect_usage_error(kSmallMatmul + "--samples 1", {"1 samples", "11"});
   expect_usage_error("calibrate --op matmul --shapes 128,64,256 --shapes 96,160,64 --samples 5", {"10 samples", "11"});
+}
+
+// Every backend calibrate cannot use for a target — the model, one the target or the
+// build rules out, an unknown name — is refused before any work, and the advice names
+// only backends that measure that target; the advice, followed, calibrates.
+TEST(Calibrate, BackendAdviceNamesOnlyBackendsThatMeasureTheTarget) {
+  const TempDir dir("pto_calibrate_advice");
+  std::vector<std::string> tried = measure::backend_names();
+  tried.push_back("nosuch");
+  for (const std::string target : {"host", "ascend910b1"}) {
+    const std::vector<std::string> usable = measure::measuring_backends(load_target(target));
+    ASSERT_FALSE(usable.empty()) << target;
+    for (const std::string& backend : tried) {
+      if (std::find(usable.begin(), usable.end(), backend) != usable.end()) continue;
+      const Result r = pto_tune("calibrate --op matmul --shapes 128,64,256 --samples 11 --target " + target +
+                                " --backend " + backend + " --out " + dir.str());
+      EXPECT_EQ(r.exit_code, 2) << target << " " << backend << "\n" << r.err;
+      const size_t advice = r.err.find("; calibrate target '" + target + "' with ");
+      ASSERT_NE(advice, std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("--backend " + usable.front(), advice), std::string::npos) << r.err;
+      for (const std::string& other : measure::backend_names()) {
+        if (std::find(usable.begin(), usable.end(), other) != usable.end()) continue;
+        EXPECT_EQ(r.err.find("--backend " + other, advice), std::string::npos) << r.err;
+      }
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+  const std::vector<std::string> npu_advice = measure::measuring_backends(load_target("ascend910b1"));
+  EXPECT_EQ(pto_tune("calibrate --op matmul --shapes 128,64,256 --samples 11 --target ascend910b1 --backend " +
+                     npu_advice.front() + " --out " + dir.str())
+                .exit_code,
+            0);
+  EXPECT_FALSE(fs::is_empty(dir.path()));
 }
 
 // A bad second workload is reported before the first is measured: nothing is written,

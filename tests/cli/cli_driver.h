@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-namespace pto::cli_testing {
+namespace pto::cli::testing {
 
 struct Result {
   int exit_code = -1;
@@ -50,4 +50,4 @@ inline void expect_usage_error(const std::string& args, const std::vector<std::s
   }
 }
 
-}  // namespace pto::cli_testing
+}  // namespace pto::cli::testing

@@ -19,7 +19,7 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
+using namespace cli::testing;
 
 TEST(Cli, HelpListsTheCommandsAndAnExample) {
   const Result r = pto_tune("--help");
@@ -137,7 +137,7 @@ TEST(Cli, CompileOfAnInfeasibleConfigIsAnErrorListingTheRule) {
 }
 
 TEST(Cli, CompileReadsConfigsAndTargetsFromFiles) {
-  const testing_support::TempDir dir("cli_files");
+  const testing::TempDir dir("cli_files");
   json target = load_target("ascend910b1").to_json();
   target["name"] = "half910";
   target["aic_cores"] = 12;

@@ -16,19 +16,19 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
-using db_testing::file_bytes;
+using namespace cli::testing;
+using db::testing::file_bytes;
 using search::TuningRecord;
 
 const std::string kTiles = R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,128]},"nbuffer":2})";
 
 TuningRecord tuned(const std::string& key, double ns, const std::string& config = kTiles) {
   static const std::string fp = load_target("ascend910b1").fingerprint();
-  return db_testing::make_record(key, config, ns, fp, "sim");
+  return db::testing::make_record(key, config, ns, fp, "sim");
 }
 
 // A database holding a tuned matmul and a softmax from an older compiler.
-std::string seeded_db(const testing_support::TempDir& dir, const std::string& name = "tune.db") {
+std::string seeded_db(const testing::TempDir& dir, const std::string& name = "tune.db") {
   const std::string path = dir.str() + "/" + name;
   TuningRecord old = tuned("softmax|1024,1024|fp16", 500, R"({"vec":[8,1024]})");
   old.versions.compiler = "0.0.1";
@@ -43,7 +43,7 @@ json lookup_json(const std::string& db, const std::string& shapes, const std::st
 }
 
 TEST(DbCli, LookupReportsEachSourceAndStaleness) {
-  const testing_support::TempDir dir("cli_lookup");
+  const testing::TempDir dir("cli_lookup");
   const std::string db = seeded_db(dir);
   const json exact = lookup_json(db, "256,256,256");
   EXPECT_EQ(exact["source"], "exact");
@@ -66,7 +66,7 @@ TEST(DbCli, LookupReportsEachSourceAndStaleness) {
 }
 
 TEST(DbCli, ShowExportImportMergeCheck) {
-  const testing_support::TempDir dir("cli_db");
+  const testing::TempDir dir("cli_db");
   const std::string db = seeded_db(dir);
   const Result show = pto_tune("db show --json --db " + quoted(db));
   ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -94,7 +94,7 @@ TEST(DbCli, ShowExportImportMergeCheck) {
 }
 
 TEST(DbCli, TheDatabaseComesFromTheEnvironmentWithoutDb) {
-  const testing_support::TempDir dir("cli_env");
+  const testing::TempDir dir("cli_env");
   const std::string db = seeded_db(dir);
   ::setenv("PTO_TUNE_DB", db.c_str(), 1);
   const Result set = pto_tune("db show --json");  // the child inherits PTO_TUNE_DB
@@ -104,7 +104,7 @@ TEST(DbCli, TheDatabaseComesFromTheEnvironmentWithoutDb) {
 }
 
 TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
-  const testing_support::TempDir dir("cli_bad");
+  const testing::TempDir dir("cli_bad");
   const std::string notes = dir.write("notes.db", "my notes\n");
   for (const std::string& command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
                                      "lookup --op matmul --shapes 64,64,64 --db "}) {

@@ -16,7 +16,7 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
+using namespace cli::testing;
 
 const std::string kMatmul6144 =
     "explain --op matmul --shapes 6144,6144,6144 --dtype fp16 --target ascend910b1 --json ";
@@ -70,7 +70,7 @@ TEST(Explain, TextFormSaysItIsAPredictionAndWhatBoundsIt) {
 }
 
 TEST(Explain, UsesCalibratedCoefficientsWhenGiven) {
-  const testing_support::TempDir dir("explain");
+  const testing::TempDir dir("explain");
   const Target target = load_target("ascend910b1");
   Coefficients slow = Coefficients::defaults(target);
   slow[Coef::Cube] *= 3;  // a Cube three times slower than the datasheet

@@ -23,7 +23,7 @@
 namespace pto {
 namespace {
 
-using testing_support::TempDir;
+using testing::TempDir;
 
 // How this test runs the README's examples of one subcommand.
 struct Rule {

@@ -18,7 +18,7 @@
 namespace pto::cli {
 namespace {
 
-using cli_testing::pto_tune;
+using testing::pto_tune;
 
 
 std::string read(const std::filesystem::path& p) {
@@ -32,7 +32,7 @@ std::string read(const std::filesystem::path& p) {
 class ReportTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing_support::TempDir("report_test");
+    dir_ = new pto::testing::TempDir("report_test");
     db_ = (dir_->path() / "tune.db").string();
     const std::vector<std::string> runs = {
         "--op matmul --shapes 256,256,256 --backend model --strategy random --budget 24",
@@ -41,20 +41,20 @@ class ReportTest : public ::testing::Test {
         "--op softmax --shapes 64,1000 --backend sim --strategy random --budget 12",
     };
     for (const std::string& run : runs) {
-      const cli_testing::Result r = pto_tune("tune " + run + " --target ascend910b1 --db " + cli_testing::quoted(db_));
+      const testing::Result r = pto_tune("tune " + run + " --target ascend910b1 --db " + testing::quoted(db_));
       ASSERT_EQ(r.exit_code, 0) << run << "\n" << r.err;
     }
-    const cli_testing::Result r = pto_tune("report --db " + cli_testing::quoted(db_) + " --out " + cli_testing::quoted(out().string()));
+    const testing::Result r = pto_tune("report --db " + testing::quoted(db_) + " --out " + testing::quoted(out().string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }
   static std::filesystem::path out() { return dir_->path() / "report"; }
 
-  static testing_support::TempDir* dir_;
+  static pto::testing::TempDir* dir_;
   static std::string db_;
 };
 
-testing_support::TempDir* ReportTest::dir_ = nullptr;
+pto::testing::TempDir* ReportTest::dir_ = nullptr;
 std::string ReportTest::db_;
 
 TEST_F(ReportTest, HtmlIsSelfContainedWithEveryPlotAndTheMarkdownHasTheTables) {
@@ -71,8 +71,8 @@ TEST_F(ReportTest, HtmlIsSelfContainedWithEveryPlotAndTheMarkdownHasTheTables) {
 }
 
 TEST_F(ReportTest, AMissingDatabaseIsAnErrorAndWritesNothing) {
-  const cli_testing::Result r = pto_tune("report --db " + cli_testing::quoted((dir_->path() / "missing.db").string()) + " --out " +
-                                         cli_testing::quoted((dir_->path() / "nothing").string()));
+  const testing::Result r = pto_tune("report --db " + testing::quoted((dir_->path() / "missing.db").string()) + " --out " +
+                                         testing::quoted((dir_->path() / "nothing").string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_->path() / "nothing"));
 }

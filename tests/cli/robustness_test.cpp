@@ -17,8 +17,8 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
-using testing_support::TempDir;
+using namespace cli::testing;
+using testing::TempDir;
 
 std::string deep_json(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 

@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-using namespace cli_testing;
+using namespace cli::testing;
 
 json run_json(const std::string& args) {
   const Result r = pto_tune("run " + args + " --json");

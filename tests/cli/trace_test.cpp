@@ -12,7 +12,7 @@
 namespace pto::cli {
 namespace {
 
-using cli_testing::pto_tune;
+using testing::pto_tune;
 
 nlohmann::json read_json(const std::filesystem::path& p) { return nlohmann::json::parse(std::ifstream(p)); }
 
@@ -25,10 +25,10 @@ int64_t slices(const nlohmann::json& trace) {
 // The cap itself is tested on the simulator (tests/measure/sim_trace_test.cpp): a
 // program past the default cap takes a minute to trace in full.
 TEST(RunTrace, WritesTheSimulatedTimelineOfEveryInstruction) {
-  const testing_support::TempDir dir("run_trace");
+  const pto::testing::TempDir dir("run_trace");
   const auto file = dir.path() / "t.json";
-  const cli_testing::Result r = pto_tune("run --op matmul --shapes 512,300,700 --target ascend910b1 --json --trace " +
-                                         cli_testing::quoted(file.string()));
+  const testing::Result r = pto_tune("run --op matmul --shapes 512,300,700 --target ascend910b1 --json --trace " +
+                                         testing::quoted(file.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json trace = read_json(file);
   EXPECT_FALSE(trace["metadata"]["capped"].get<bool>());
@@ -42,10 +42,10 @@ TEST(RunTrace, WritesTheSimulatedTimelineOfEveryInstruction) {
 }
 
 TEST(RunTrace, OffTheSimBackendIsAUsageErrorAndWritesNothing) {
-  const testing_support::TempDir dir("run_trace_bad");
+  const pto::testing::TempDir dir("run_trace_bad");
   const auto file = dir.path() / "t.json";
-  cli_testing::expect_usage_error("run --op matmul --shapes 256,256,256 --target ascend910b1 --backend model --trace " +
-                                      cli_testing::quoted(file.string()),
+  testing::expect_usage_error("run --op matmul --shapes 256,256,256 --target ascend910b1 --backend model --trace " +
+                                      testing::quoted(file.string()),
                                   {"--trace", "model"});
   EXPECT_FALSE(std::filesystem::exists(file));
 }

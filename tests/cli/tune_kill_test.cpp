@@ -27,7 +27,7 @@
 namespace pto {
 namespace {
 
-using testing_support::TempDir;
+using testing::TempDir;
 
 const Target& npu() {
   static const Target t = load_target("ascend910b1");
@@ -135,14 +135,16 @@ size_t stored(const std::string& path) {
 TEST(TuneKill, PtoTuneKilledMidRunLeavesASoundDatabaseAndARerunCompletes) {
   const TempDir dir("tune_kill_cli");
   const std::string path = dir.str() + "/t.db";
-  const std::vector<std::string> args = {"tune",     "--op",        "matmul",    "--shapes", "96,160,200",
-                                         "--target", "ascend910b1", "--backend", "sim",      "--db",
-                                         path};
+  // exhaustive with a large budget: every run, the resumed ones too, has hundreds of
+  // measurements left, so each kill lands mid-run however fast the machine is.
+  const std::vector<std::string> args = {"tune",     "--op",         "matmul",   "--shapes", "96,160,200",
+                                         "--target", "ascend910b1",  "--backend", "sim",     "--strategy",
+                                         "exhaustive", "--budget",   "2000",      "--db",    path};
   std::mt19937_64 rng(11);
   size_t before_kill = 0;
   for (int kill = 0; kill < 3; ++kill) {
     const pid_t pid = spawn(args);
-    const size_t wanted = before_kill + 1 + rng() % 6;  // topk measures at least 9
+    const size_t wanted = before_kill + 1 + rng() % 6;
     for (int wait = 0; wait < 1200 && stored(path) < wanted; ++wait)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));  // anywhere in a measurement
@@ -152,18 +154,18 @@ TEST(TuneKill, PtoTuneKilledMidRunLeavesASoundDatabaseAndARerunCompletes) {
     int status = 0;
     ::waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "killed before it finished, status " << status;
-    const cli_testing::Result check = cli_testing::pto_tune("db check --db " + cli_testing::quoted(path));
+    const cli::testing::Result check = cli::testing::pto_tune("db check --db " + cli::testing::quoted(path));
     EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
     before_kill = stored(path);
     EXPECT_GE(before_kill, seen) << "what was stored before the kill is still there";
   }
   std::string rerun;
-  for (const std::string& a : args) rerun += cli_testing::quoted(a) + " ";
-  const cli_testing::Result r = cli_testing::pto_tune(rerun + "--json");
+  for (const std::string& a : args) rerun += cli::testing::quoted(a) + " ";
+  const cli::testing::Result r = cli::testing::pto_tune(rerun + "--json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(nlohmann::json::parse(r.out)["stopped"].get<bool>());
   EXPECT_GT(stored(path), before_kill);
-  EXPECT_EQ(cli_testing::pto_tune("db check --db " + cli_testing::quoted(path)).exit_code, 0);
+  EXPECT_EQ(cli::testing::pto_tune("db check --db " + cli::testing::quoted(path)).exit_code, 0);
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ namespace pto {
 namespace {
 
 using nlohmann::json;
-using namespace cli_testing;
-using testing_support::TempDir;
+using namespace cli::testing;
+using testing::TempDir;
 namespace fs = std::filesystem;
 
 class Tune : public ::testing::Test {

@@ -15,18 +15,13 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/target.h"
+#include "tests/builtin_targets.h"
 
 namespace pto {
 namespace {
 
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
-const Target& host() {
-  static const Target t = load_target("host");
-  return t;
-}
+using testing::host;
+using testing::npu;
 
 TensorGraph graph_of(const std::string& key) { return build_graph(Workload::parse_key(key)); }
 

@@ -7,9 +7,12 @@
 #include "core/error.h"
 #include "core/jit.h"
 #include "core/op_library.h"
+#include "tests/builtin_targets.h"
 
 namespace pto {
 namespace {
+
+using testing::npu;
 
 class FakeProvider : public ConfigProvider {
  public:
@@ -31,11 +34,6 @@ class FakeProvider : public ConfigProvider {
   ConfigSource source_;
   std::optional<Shape> from_;
 };
-
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
 
 const Workload kMatmul = Workload::parse_key("matmul|256,256,256|fp16");
 

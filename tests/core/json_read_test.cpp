@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 using testing::expect_error;
-using testing_support::TempDir;
+using testing::TempDir;
 
 // `depth` nested containers, objects and arrays mixed at random, around `leaf`.
 std::string nested(int depth, std::mt19937& rng, const std::string& leaf = "1") {

@@ -12,17 +12,14 @@
 #include "core/op_library.h"
 #include "core/size_limits.h"
 #include "core/target.h"
+#include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
 
 namespace pto {
 namespace {
 
 using testing::expect_error;
-
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using testing::npu;
 
 Workload workload(const std::string& op, Shape shape, DType dtype = DType::F16) {
   Workload w;

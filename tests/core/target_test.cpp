@@ -198,7 +198,7 @@ TEST(Target, FingerprintChangesWithEveryHardwareFieldAndNoDescriptiveOne) {
 class TargetFile : public ::testing::Test {
  protected:
   std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
-  testing_support::TempDir dir_{"target_test"};
+  testing::TempDir dir_{"target_test"};
 };
 
 TEST_F(TargetFile, AUserJsonOverridesTheBuiltinFigures) {
@@ -311,7 +311,7 @@ TEST(Target, EveryNumericFieldIsRejectedOutsideItsRangeNamingTheField) {
 }
 
 TEST(Target, WhatTargetsJsonPrintsIsAcceptedBackAsATargetFile) {
-  testing_support::TempDir dir("target_roundtrip");
+  testing::TempDir dir("target_roundtrip");
   for (const std::string& name : builtin_target_names()) {
     const Target t = load_target(name);
     json j = t.to_json();

@@ -161,7 +161,7 @@ TEST(TileConfig, EveryMalformedFieldIsAUsageErrorNamingIt) {
 class TileConfigFile : public ::testing::Test {
  protected:
   std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
-  testing_support::TempDir dir_{"tile_config_test"};
+  testing::TempDir dir_{"tile_config_test"};
 };
 
 TEST_F(TileConfigFile, AtPathReadsTheFile) {

@@ -44,17 +44,17 @@ struct Workbench {
     std::mt19937 rng(seed);
     std::normal_distribution<double> normal(0, noise);
     const std::vector<Workload> workloads = {
-        test::matmul_workload(1024, 1024, 1024), test::matmul_workload(96, 1536, 3072),
-        test::matmul_workload(200, 64, 120), test::row_workload("softmax", 2048, 1024),
-        test::row_workload("layernorm", 64, 512)};
+        testing::matmul_workload(1024, 1024, 1024), testing::matmul_workload(96, 1536, 3072),
+        testing::matmul_workload(200, 64, 120), testing::row_workload("softmax", 2048, 1024),
+        testing::row_workload("layernorm", 64, 512)};
     for (const Workload& w : workloads) {
       const TensorGraph g = build_graph(w);
       const CostModel measurer(g, target, truth);
       models.emplace_back(g, target);
       std::vector<Sample>& set = samples.emplace_back();
       while (set.size() < 40) {
-        const TileConfig c = w.op == "matmul" ? test::random_cube_config(rng)
-                                              : test::random_row_config(rng, w.shape[1]);
+        const TileConfig c = w.op == "matmul" ? testing::random_cube_config(rng)
+                                              : testing::random_row_config(rng, w.shape[1]);
         const double ns = measurer.predict_ns(c);
         if (std::isfinite(ns)) set.push_back({c, ns * std::exp(normal(rng))});
       }
@@ -142,7 +142,7 @@ TEST(Calibrate, SavedCoefficientsPredictWhatWasMeasured) {
   options.backend = "sim";
   options.fit = npu_coefficients();
   const CalibrationReport r = calibrate(bench.sets(), options);
-  const testing_support::TempDir temp("calibrate");
+  const testing::TempDir temp("calibrate");
   const std::string dir = temp.str();
   save_calibration(dir, t, "sim", r.after);
   const auto loaded = load_calibrated(dir, t, "sim");
@@ -155,7 +155,7 @@ TEST(Calibrate, SavedCoefficientsPredictWhatWasMeasured) {
 
 TEST(Calibrate, SkipsInfeasibleConfigsAndNonPositiveTimes) {
   const Target t = load_target("ascend910b1");
-  const CostModel model(build_graph(test::matmul_workload(256, 256, 256)), t);
+  const CostModel model(build_graph(testing::matmul_workload(256, 256, 256)), t);
   TileConfig fine;
   fine.cube = CubeTile{64, 64, 32, 64, 64, 64, 64, false, true};
   TileConfig too_big;
@@ -168,7 +168,7 @@ TEST(Calibrate, SkipsInfeasibleConfigsAndNonPositiveTimes) {
 
 TEST(Calibrate, ErrorsNameWhatIsWrong) {
   const Target a = load_target("ascend910b1"), b = load_target("ascend910b4");
-  const TensorGraph g = build_graph(test::matmul_workload(512, 512, 512));
+  const TensorGraph g = build_graph(testing::matmul_workload(512, 512, 512));
   const CostModel on_a(g, a), on_b(g, b);
   TileConfig too_big;
   too_big.cube = CubeTile{256, 256, 64, 256, 256, 256, 256, false, true};

@@ -18,7 +18,7 @@ namespace pto {
 namespace {
 
 namespace fs = std::filesystem;
-using testing_support::TempDir;
+using testing::TempDir;
 
 Coefficients fit_on(const Target& t, int samples, double hbm) {
   Coefficients c = Coefficients::defaults(t);

@@ -77,7 +77,7 @@ TEST(Coefficients, ParseErrorsNameTheField) {
 }
 
 TEST(Coefficients, CorruptOrMissingFilesNameThePath) {
-  const testing_support::TempDir temp("cost_corrupt");
+  const testing::TempDir temp("cost_corrupt");
   const std::string dir = temp.str();
   const std::string path = temp.write("bad.json", "{\"coefficients\": [");
   const std::string corrupt = error_of([&] { Coefficients::load(path); });

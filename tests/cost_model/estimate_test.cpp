@@ -18,8 +18,8 @@
 namespace pto {
 namespace {
 
-using test::matmul_workload;
-using test::random_cube_config;
+using testing::matmul_workload;
+using testing::random_cube_config;
 
 TileConfig cube_config(int64_t mL0, int64_t mL1, int64_t kL0, int64_t kL1, int64_t nL0,
                        int64_t nL1, int nbuffer = 2) {
@@ -81,8 +81,8 @@ TEST(CostModel, MoreCoresAreNeverPredictedSlowerForADivisibleShape) {
   for (int trial = 0; trial < 200 && checked < 40; ++trial) {
     const TileConfig config = random_cube_config(rng);
     const CubeTile& c = *config.cube;
-    const int64_t m = c.mL1 * test::pick(rng, {1, 3, 8}), n = c.nL1 * test::pick(rng, {1, 2, 5});
-    const int64_t k = c.kAL1 * test::pick(rng, {1, 2, 4});
+    const int64_t m = c.mL1 * testing::pick(rng, {1, 3, 8}), n = c.nL1 * testing::pick(rng, {1, 2, 5});
+    const int64_t k = c.kAL1 * testing::pick(rng, {1, 2, 4});
     const TensorGraph g = build_graph(matmul_workload(m, k, n));
     double previous = INFINITY;
     bool feasible = true;
@@ -107,8 +107,8 @@ TEST(CostModel, Mte2BytesEqualTheGuidesFormulaForAPureInnerProduct) {
     TileConfig config = random_cube_config(rng);
     config.l2_group.reset();
     const CubeTile& c = *config.cube;
-    const int64_t m = c.mL1 * test::pick(rng, {1, 2, 7}), n = c.nL1 * test::pick(rng, {1, 3, 4});
-    const int64_t k = c.kAL1 * test::pick(rng, {1, 3});
+    const int64_t m = c.mL1 * testing::pick(rng, {1, 2, 7}), n = c.nL1 * testing::pick(rng, {1, 3, 4});
+    const int64_t k = c.kAL1 * testing::pick(rng, {1, 3});
     for (DType dtype : {DType::F16, DType::F32}) {
       const Estimate e = CostModel(build_graph(matmul_workload(m, k, n, dtype)), t).estimate(config);
       if (!e.feasible) continue;
@@ -147,9 +147,9 @@ TEST(CostModel, NBufferingIsNeverPredictedSlowerForVectorOps) {
   int checked = 0;
   for (int trial = 0; trial < 60; ++trial) {
     const std::string op = trial % 3 == 0 ? "softmax" : trial % 3 == 1 ? "layernorm" : "rmsnorm";
-    const int64_t cols = test::pick(rng, {64, 256, 1024});
-    const CostModel model(build_graph(test::row_workload(op, 1 + rng() % 400, cols, DType::F16)), t);
-    TileConfig single = test::random_row_config(rng, cols);
+    const int64_t cols = testing::pick(rng, {64, 256, 1024});
+    const CostModel model(build_graph(testing::row_workload(op, 1 + rng() % 400, cols, DType::F16)), t);
+    TileConfig single = testing::random_row_config(rng, cols);
     single.nbuffer = 1;
     TileConfig doubled = single;
     doubled.nbuffer = 2;
@@ -193,7 +193,7 @@ TileConfig every_node_alone(TileConfig config, const TensorGraph& g) {
 TEST(CostModel, AnUnfusedPartitionPaysTheRoundTripAndTheLaunches) {
   Target t = load_target("ascend910b1");
   t.kernel_launch_cycles = 5000;
-  const Workload w = test::row_workload("softmax", 512, 1024);
+  const Workload w = testing::row_workload("softmax", 512, 1024);
   const TensorGraph g = build_graph(w);
   const CostModel model(g, t);
   TileConfig fused;
@@ -239,7 +239,7 @@ TEST(CostModel, BroadcastRowsEveryTileReReadsHitL2) {
   // by every task, but only their first loads go to HBM; after the first wave (48 AIV
   // cores waiting on the same fill) they hit.
   const Target t = load_target("ascend910b1");
-  const Workload w = test::row_workload("layernorm", 4096, 1024, DType::F16);
+  const Workload w = testing::row_workload("layernorm", 4096, 1024, DType::F16);
   const CostModel model(build_graph(w), t);
   for (const int64_t rows : {1, 4, 16}) {
     TileConfig c;
@@ -303,11 +303,11 @@ TEST(CostModel, ScoreAgreesWithEstimateOnFeasibleAndInfeasibleConfigs) {
 
 TEST(CostModel, RanksVectorTilesOnTheHostWithSoftCapacities) {
   const Target host = detect_host_target();
-  const Workload w = test::row_workload("softmax", 256, 4096);
+  const Workload w = testing::row_workload("softmax", 256, 4096);
   const CostModel model(build_graph(w), host);
   std::mt19937 rng(2);
   for (int i = 0; i < 20; ++i) {
-    const TileConfig config = test::random_row_config(rng, 4096);
+    const TileConfig config = testing::random_row_config(rng, 4096);
     const Estimate e = model.estimate(config);
     ASSERT_TRUE(e.feasible) << config.to_string() << "\n" << format_violations(e.violations);
     EXPECT_GT(e.predicted_ns, 0);

@@ -22,10 +22,10 @@
 namespace pto {
 namespace {
 
-using test::matmul_workload;
-using test::random_cube_config;
-using test::random_row_config;
-using test::row_workload;
+using testing::matmul_workload;
+using testing::random_cube_config;
+using testing::random_row_config;
+using testing::row_workload;
 
 // An AVX-512 host with 48 KiB L1d, 1 MiB L2, 32 MiB LLC at 2.6 GHz.
 Target fixed_host(int threads = 1) {

@@ -10,7 +10,7 @@
 #include "core/tile_config.h"
 #include "core/workload.h"
 
-namespace pto::test {
+namespace pto::testing {
 
 inline int64_t pick(std::mt19937& rng, std::initializer_list<int64_t> values) {
   return *(values.begin() + rng() % values.size());
@@ -57,4 +57,4 @@ inline TileConfig random_row_config(std::mt19937& rng, int64_t cols) {
   return t;
 }
 
-}  // namespace pto::test
+}  // namespace pto::testing

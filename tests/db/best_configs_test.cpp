@@ -49,7 +49,7 @@ std::vector<TuningRecord> random_database(std::mt19937_64& rng, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const Shape s{int64_t{64} << (rng() % 5), int64_t{64} << (rng() % 5), 64 + 64 * static_cast<int64_t>(rng() % 3)};
     const TargetName& t = targets[rng() % targets.size()];
-    TuningRecord r = db_testing::make_record(Workload{"matmul", s, DType::F16, {}}.key(), kConfigs[rng() % kConfigs.size()],
+    TuningRecord r = db::testing::make_record(Workload{"matmul", s, DType::F16, {}}.key(), kConfigs[rng() % kConfigs.size()],
                                              100.0 * static_cast<double>(1 + rng() % 4), t.fingerprint,
                                              backends[rng() % backends.size()]);
     r.target_name = t.name;
@@ -93,7 +93,7 @@ Served served_of(const BestConfigs& best) {
 TEST(BestConfigs, KeepsTheRecordBestRecordsKeepsForRandomDatabases) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 6; ++trial) {
-    const testing_support::TempDir dir("best_configs");
+    const testing::TempDir dir("best_configs");
     const std::string path = dir.str() + "/t.db";
     auto db = TuningDb::open(path);
     db->commit(random_database(rng, 50 + rng() % 400));
@@ -110,7 +110,7 @@ TEST(BestConfigs, AProviderLoadedFromTheFileServesWhatOneFromBestRecordsServes) 
   LookupOptions no_model;
   no_model.model_candidates = 0;
   for (int trial = 0; trial < 4; ++trial) {
-    const testing_support::TempDir dir("best_configs_lookup");
+    const testing::TempDir dir("best_configs_lookup");
     const std::string path = dir.str() + "/t.db";
     const std::vector<TuningRecord> records = random_database(rng, 100 + rng() % 300);
     TuningDb::open(path)->commit(records);

@@ -13,6 +13,7 @@
 #include "core/op_library.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
+#include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
 #include "tests/db/records_testing.h"
 #include "tests/temp_dir.h"
@@ -20,13 +21,9 @@
 namespace pto::db {
 namespace {
 
-using db_testing::make_record;
+using testing::make_record;
 using search::TuningRecord;
-
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::npu;
 
 TuningRecord tuned(const std::string& key, const std::string& config, double ns = 1000,
                    const std::string& backend = "sim") {
@@ -212,7 +209,7 @@ TEST(ConfigLookup, TheMostTrustedBackendWins) {
 }
 
 TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
-  const testing_support::TempDir dir("lookup_file");
+  const pto::testing::TempDir dir("lookup_file");
   const std::string path = dir.str() + "/t.db";
   TuningDb::open(path)->commit(std::vector{tuned("matmul|256,256,256|fp16", kSmall)});
   DbConfigProvider provider(path);
@@ -222,8 +219,8 @@ TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
   EXPECT_EQ(DbConfigProvider(dir.str() + "/missing.db").size(), 0u);
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/missing.db"));
   const std::string bad = dir.write("bad.db", "not a database");
-  testing::expect_error([&] { DbConfigProvider p(bad); }, ErrorCategory::Db, {"not a SQLite database"});
-  EXPECT_EQ(db_testing::file_bytes(bad), "not a database");
+  pto::testing::expect_error([&] { DbConfigProvider p(bad); }, ErrorCategory::Db, {"not a SQLite database"});
+  EXPECT_EQ(testing::file_bytes(bad), "not a database");
 }
 
 TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {

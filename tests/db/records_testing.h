@@ -15,7 +15,7 @@
 #include "core/workload.h"
 #include "search/tuning_record.h"
 
-namespace pto::db_testing {
+namespace pto::db::testing {
 
 using search::TuningRecord;
 
@@ -77,4 +77,4 @@ inline std::string file_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-}  // namespace pto::db_testing
+}  // namespace pto::db::testing

@@ -24,13 +24,13 @@ namespace pto::db {
 namespace {
 
 namespace fs = std::filesystem;
-using db_testing::file_bytes;
-using db_testing::make_record;
-using db_testing::random_records;
+using testing::file_bytes;
+using testing::make_record;
+using testing::random_records;
 using search::RecordKey;
 using search::TuningRecord;
-using testing::expect_error;
-using testing_support::TempDir;
+using pto::testing::expect_error;
+using pto::testing::TempDir;
 
 std::vector<std::string> as_json(const std::vector<TuningRecord>& records) {
   std::vector<std::string> out;
@@ -68,7 +68,7 @@ TEST(TuningDb, BestAndTopKAgreeWithBruteForce) {
     for (const RecordKey& key : keys_of(all)) {
       for (size_t k : {1u, 3u, 100u}) {
         const std::vector<TuningRecord> got = db->top_k(key, k);
-        const std::vector<TuningRecord> want = db_testing::brute_force_top_k(all, key, k);
+        const std::vector<TuningRecord> want = testing::brute_force_top_k(all, key, k);
         ASSERT_EQ(got.size(), want.size()) << key.workload << " k=" << k;
         for (size_t i = 0; i < got.size(); ++i) {
           EXPECT_TRUE(got[i].usable());
@@ -77,7 +77,7 @@ TEST(TuningDb, BestAndTopKAgreeWithBruteForce) {
         }
       }
       const std::optional<TuningRecord> best = db->best(key);
-      const auto want = db_testing::brute_force_top_k(all, key, 1);
+      const auto want = testing::brute_force_top_k(all, key, 1);
       EXPECT_EQ(best.has_value(), !want.empty());
       if (best) EXPECT_TRUE(best->usable());
     }
@@ -400,7 +400,7 @@ TEST(TuningDb, MergeKeepsTheBestPerKeyIdempotentAndInAnyOrder) {
   EXPECT_EQ(sorted_json(out1->records()), sorted_json(TuningDb::open(dir.str() + "/out2.db")->records()));
   EXPECT_EQ(as_json(out1->best_records()), as_json(TuningDb::open(dir.str() + "/out3.db")->best_records()));
   for (const RecordKey& key : keys_of(all)) {
-    const auto want = db_testing::brute_force_top_k(all, key, 1);
+    const auto want = testing::brute_force_top_k(all, key, 1);
     const auto got = out1->best(key);
     ASSERT_EQ(got.has_value(), !want.empty()) << key.workload;
     if (got) EXPECT_EQ(got->time_ns(), want[0].time_ns());

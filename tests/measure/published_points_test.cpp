@@ -66,7 +66,7 @@ TEST(PublishedPoints, DamagedRecordsAreRefusedNamingTheRecord) {
       {"config", nlohmann::json::parse(R"({"cube":{"m":[4096,4096],"k":[64,256],"n":[256,256]}})"), "infeasible"},
       {"source", "nowhere", "nowhere"},
   };
-  const testing_support::TempDir dir("published_points");
+  const testing::TempDir dir("published_points");
   for (const Damage& d : damages) {
     nlohmann::json j = data_json();
     nlohmann::json& record = j["records"][0];

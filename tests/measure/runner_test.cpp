@@ -25,20 +25,14 @@
 #include "measure/cpu/cache_flush.h"
 #include "measure/runner.h"
 #include "measure/stats.h"
+#include "tests/builtin_targets.h"
 #include "tests/temp_dir.h"
 
 namespace pto::measure {
 namespace {
 
-const Target& host() {
-  static const Target t = load_target("host");
-  return t;
-}
-
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::host;
+using pto::testing::npu;
 
 RunnerOptions quick() {
   RunnerOptions o;
@@ -345,7 +339,7 @@ TEST(SimRunner, IsDeterministic) {
 
 // ---- batches and calibration ----------------------------------------------------------
 
-using testing_support::TempDir;
+using pto::testing::TempDir;
 
 // A fresh, empty PTO_TUNE_HOME for each test.
 class RunnerBatch : public ::testing::Test {

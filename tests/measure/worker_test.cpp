@@ -13,14 +13,12 @@
 #include "core/op_library.h"
 #include "measure/cpu/worker.h"
 #include "measure/isolation.h"
+#include "tests/builtin_targets.h"
 
 namespace pto::measure {
 namespace {
 
-const Target& host() {
-  static const Target t = load_target("host");
-  return t;
-}
+using pto::testing::host;
 
 RunnerOptions random_options(std::mt19937& rng) {
   RunnerOptions o;

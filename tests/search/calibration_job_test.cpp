@@ -7,15 +7,13 @@
 
 #include "core/error.h"
 #include "core/op_library.h"
+#include "tests/builtin_targets.h"
 #include "tests/temp_dir.h"
 
 namespace pto::search {
 namespace {
 
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::npu;
 
 // The sim backend, counting what it is asked to measure and optionally failing some.
 class CountingRunner : public measure::Runner {

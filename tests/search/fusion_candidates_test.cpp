@@ -10,14 +10,12 @@
 
 #include "core/compile.h"
 #include "core/op_library.h"
+#include "tests/builtin_targets.h"
 
 namespace pto::search {
 namespace {
 
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::npu;
 
 Workload small_workload(const OpDef& op) {
   Workload w;

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 
+#include "core/stable_hash.h"
 #include "tests/core/error_testing.h"
 
 namespace pto::search {

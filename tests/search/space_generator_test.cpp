@@ -14,15 +14,13 @@
 #include "core/compile.h"
 #include "core/op_library.h"
 #include "search/tile_candidates.h"
+#include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
 
 namespace pto::search {
 namespace {
 
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::npu;
 
 // A workload of `op` with ragged sizes, small enough that compiling is quick.
 Workload random_workload(const OpDef& op, std::mt19937& rng) {

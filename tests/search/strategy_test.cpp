@@ -16,15 +16,13 @@
 
 #include "core/op_library.h"
 #include "search/strategies/strategies.h"
+#include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
 
 namespace pto::search {
 namespace {
 
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::npu;
 
 const std::vector<std::string>& workloads() {
   static const std::vector<std::string> keys = {

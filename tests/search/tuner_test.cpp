@@ -17,6 +17,7 @@
 
 #include "core/op_library.h"
 #include "measure/stats.h"
+#include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
 
 namespace pto::search {
@@ -24,11 +25,7 @@ namespace {
 
 using measure::Measurement;
 using measure::Status;
-
-const Target& npu() {
-  static const Target t = load_target("ascend910b1");
-  return t;
-}
+using pto::testing::npu;
 
 const std::vector<std::string>& small_workloads() {
   static const std::vector<std::string> keys = {

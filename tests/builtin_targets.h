@@ -1,0 +1,20 @@
+// The built-in targets the tests run on, each loaded once per test program: ascend910b1
+// (the NPU every simulated and modelled test uses) and host (this machine, for the CPU
+// runtime). One copy, so that every test file means the same target by npu().
+#pragma once
+
+#include "core/target.h"
+
+namespace pto::testing {
+
+inline const Target& npu() {
+  static const Target t = load_target("ascend910b1");
+  return t;
+}
+
+inline const Target& host() {
+  static const Target t = load_target("host");
+  return t;
+}
+
+}  // namespace pto::testing
