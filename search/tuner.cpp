@@ -17,6 +17,7 @@
 // benchmarks hold topk to (>= 0.99 of the exhaustive best), so the search stops when
 // the model expects no more than that from what is left.
 #include "search/tuner.h"
+#include "search/tuning_session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -83,17 +84,43 @@ class TuningJob {
   }
 
   TuneResult run() {
-    const TuningRecord baseline = measure_baseline();
-    SearchContext context{&space_, &model_, options_.seed, noise_margin(baseline)};
-    std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, context);
-    result_.strategy = strategy->name();
-    strategy->observe(std::span(&baseline.config, 1), std::span(&baseline.measurement, 1));
-    search(*strategy);
-    result_.counts.feasible = strategy->feasible_seen();
-    choose_winner(baseline);
+    start({});
+    search(*strategy_);
+    return conclude();
+  }
+
+  // What a TuningSession (search/tuning_session.h) does in steps: start once (the
+  // records of an earlier session are taken as measured, the default's among them),
+  // search in rounds, finish once.
+  void start(std::span<const TuningRecord> prior) {
+    for (const TuningRecord& r : prior) {
+      count(r, /*remeasure=*/false);
+      if (!baseline_ && r.usable() && r.config == space_.baseline()) baseline_ = r;
+    }
+    if (!baseline_) baseline_ = measure_baseline();
+    SearchContext context{&space_, &model_, options_.seed, noise_margin(*baseline_)};
+    strategy_ = make_strategy(options_.strategy, context);
+    result_.strategy = strategy_->name();
+    strategy_->observe(std::span(&baseline_->config, 1), std::span(&baseline_->measurement, 1));
+    for (const TuningRecord& r : prior)
+      if (r.config != baseline_->config) strategy_->observe(std::span(&r.config, 1), std::span(&r.measurement, 1));
+  }
+
+  TuneResult conclude() {
+    result_.counts.feasible = strategy_->feasible_seen();
+    choose_winner(*baseline_);
     result_.elapsed_s = seconds_since_start();
     return std::move(result_);
   }
+
+  const Strategy& strategy() const { return *strategy_; }
+  int64_t searched() const { return searched_; }
+  const std::vector<TuningRecord>& measured() const { return measured_; }
+  const std::optional<TuningRecord>& best() const { return best_; }
+  const TuningRecord& baseline() const { return *baseline_; }
+  bool stopped() const { return result_.stopped; }
+  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  void search_round() { search(*strategy_); }
 
  private:
   TuningRecord measure_baseline() {
@@ -225,8 +252,6 @@ class TuningJob {
     return result_.strategy;
   }
 
-  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-
   measure::Runner& runner_;
   TuningStore& store_;
   const TuneOptions& options_;
@@ -238,6 +263,8 @@ class TuningJob {
   int64_t searched_ = 0;                // measurements against the budget
   std::vector<TuningRecord> measured_;  // this job's search measurements, in order
   std::optional<TuningRecord> best_;
+  std::optional<TuningRecord> baseline_;
+  std::unique_ptr<Strategy> strategy_;
 };
 
 json best_json(const TuningRecord& r) {
@@ -282,6 +309,59 @@ TuneResult tune(const Workload& w, const Target& target, measure::Runner& runner
                 const TuneOptions& options) {
   check_options(options, runner);
   return TuningJob(w, target, runner, store, options).run();
+}
+
+// The session is the job above, run a round at a time: each round sets the budget and
+// the time limit the job's loop reads from the session's options.
+class TuningSession::Job : public TuningJob {
+  using TuningJob::TuningJob;
+};
+
+TuningSession::TuningSession(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,
+                             const TuneOptions& options, std::vector<TuningRecord> prior)
+    : options_(options), prior_(std::move(prior)) {
+  options_.budget = 0;
+  options_.time_limit_s = 0;
+  check_options(options_, runner);
+  job_ = std::make_unique<Job>(w, target, runner, store, options_);
+}
+
+TuningSession::~TuningSession() = default;
+
+int64_t TuningSession::advance(int64_t measurements, double seconds_left) {
+  // A round of nothing still takes up the prior records, so that the session can say
+  // where it stands.
+  if (measurements <= 0 && (started_ || prior_.empty())) return 0;
+  const int64_t before = started_ ? job_->searched() : static_cast<int64_t>(prior_.size());
+  options_.budget = before + measurements;
+  options_.time_limit_s = seconds_left > 0 ? job_->seconds_since_start() + seconds_left : 0;
+  if (!started_) begin();
+  if (job_->searched() < options_.budget) job_->search_round();
+  exhausted_ = !job_->stopped() && job_->searched() < options_.budget;
+  return job_->searched() - before;
+}
+
+void TuningSession::begin() {
+  job_->start(prior_);
+  started_ = true;
+  prior_.clear();
+}
+
+int64_t TuningSession::measured() const { return started_ ? job_->searched() : static_cast<int64_t>(prior_.size()); }
+
+const std::vector<TuningRecord>& TuningSession::records() const { return started_ ? job_->measured() : prior_; }
+
+double TuningSession::best_ns() const { return started_ && job_->best() ? job_->best()->time_ns() : 0; }
+
+double TuningSession::default_ns() const { return started_ ? job_->baseline().time_ns() : 0; }
+
+std::optional<double> TuningSession::best_unmeasured_ns() const {
+  return started_ ? job_->strategy().best_unproposed_ns() : std::nullopt;
+}
+
+TuneResult TuningSession::finish() {
+  if (!started_) begin();
+  return job_->conclude();
 }
 
 }  // namespace pto::search
