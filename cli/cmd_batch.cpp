@@ -223,8 +223,8 @@ bool tuned_already(db::TuningDb& db, const Task& t, const Journal& journal) {
 
 // One batch run in this process: each workload tuned through a search::TuningSession,
 // either in order, each to its own budget, or in rounds a search::TaskScheduler hands
-// out (--total-budget, --time-limit). At most kOpenSessions sessions are held at once
-// (a session of a large space holds its scored candidates); one let go is opened again
+// out (--total-budget, --time-limit). The sessions held open at once are bounded (a
+// session of a large space holds its scored candidates); one let go is opened again
 // from its records, which measures nothing twice.
 class BatchRun {
  public:
@@ -259,7 +259,11 @@ class BatchRun {
   }
 
  private:
-  static constexpr size_t kOpenSessions = 8;
+  // Sessions held open at most, and the candidates their strategies hold (a scored
+  // candidate takes a few hundred bytes): a session re-opened from its records
+  // re-scores its space, which costs more than its measurements on small spaces.
+  static constexpr size_t kOpenSessions = 256;
+  static constexpr uint64_t kHeldCandidates = 1'000'000;
   static constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
 
   struct Work {
@@ -361,12 +365,17 @@ class BatchRun {
 
   void close_least_used() {
     std::vector<Work*> open_works;
-    for (Work& w : works_)
-      if (w.session) open_works.push_back(&w);
-    if (open_works.size() <= kOpenSessions) return;
-    Work& oldest = **std::min_element(open_works.begin(), open_works.end(),
-                                      [](const Work* a, const Work* b) { return a->last_use < b->last_use; });
-    close(oldest);
+    uint64_t held = 0;
+    for (Work& w : works_) {
+      if (!w.session) continue;
+      open_works.push_back(&w);
+      held += w.session->candidates_held();
+    }
+    std::sort(open_works.begin(), open_works.end(), [](const Work* a, const Work* b) { return a->last_use < b->last_use; });
+    for (size_t i = 0; i + 1 < open_works.size() && (open_works.size() - i > kOpenSessions || held > kHeldCandidates); ++i) {
+      held -= open_works[i]->session->candidates_held();
+      close(*open_works[i]);
+    }
   }
 
   void close(Work& w) {

@@ -85,7 +85,7 @@ class TuningJob {
 
   TuneResult run() {
     start({});
-    search(*strategy_);
+    search(strategy());
     return conclude();
   }
 
@@ -98,29 +98,44 @@ class TuningJob {
       if (!baseline_ && r.usable() && r.config == space_.baseline()) baseline_ = r;
     }
     if (!baseline_) baseline_ = measure_baseline();
+  }
+
+  // The strategy is made when a search needs it (a session opened only to finish, from
+  // its records, scores nothing) and told everything measured so far.
+  Strategy& strategy() {
+    if (strategy_) return *strategy_;
     SearchContext context{&space_, &model_, options_.seed, noise_margin(*baseline_)};
     strategy_ = make_strategy(options_.strategy, context);
     result_.strategy = strategy_->name();
     strategy_->observe(std::span(&baseline_->config, 1), std::span(&baseline_->measurement, 1));
-    for (const TuningRecord& r : prior)
-      if (r.config != baseline_->config) strategy_->observe(std::span(&r.config, 1), std::span(&r.measurement, 1));
+    std::vector<TileConfig> configs;
+    std::vector<measure::Measurement> results;
+    for (const TuningRecord& r : measured_) {
+      if (r.config == baseline_->config) continue;
+      configs.push_back(r.config);
+      results.push_back(r.measurement);
+    }
+    if (!configs.empty()) strategy_->observe(configs, results);
+    return *strategy_;
   }
 
   TuneResult conclude() {
-    result_.counts.feasible = strategy_->feasible_seen();
+    if (strategy_) result_.counts.feasible = strategy_->feasible_seen();
+    // Without a search in this job, the strategy is the one that proposed the last record.
+    if (!strategy_) result_.strategy = measured_.back().strategy == kDefaultLabel ? options_.strategy : measured_.back().strategy;
     choose_winner(*baseline_);
     result_.elapsed_s = seconds_since_start();
     return std::move(result_);
   }
 
-  const Strategy& strategy() const { return *strategy_; }
+  const Strategy* made_strategy() const { return strategy_.get(); }
   int64_t searched() const { return searched_; }
   const std::vector<TuningRecord>& measured() const { return measured_; }
   const std::optional<TuningRecord>& best() const { return best_; }
   const TuningRecord& baseline() const { return *baseline_; }
   bool stopped() const { return result_.stopped; }
   double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  void search_round() { search(*strategy_); }
+  void search_round() { search(strategy()); }
 
  private:
   TuningRecord measure_baseline() {
@@ -356,8 +371,16 @@ double TuningSession::best_ns() const { return started_ && job_->best() ? job_->
 double TuningSession::default_ns() const { return started_ ? job_->baseline().time_ns() : 0; }
 
 std::optional<double> TuningSession::best_unmeasured_ns() const {
-  return started_ ? job_->strategy().best_unproposed_ns() : std::nullopt;
+  const Strategy* strategy = made_strategy();
+  return strategy ? strategy->best_unproposed_ns() : std::nullopt;
 }
+
+uint64_t TuningSession::candidates_held() const {
+  const Strategy* strategy = made_strategy();
+  return strategy ? strategy->feasible_seen() : 0;
+}
+
+const Strategy* TuningSession::made_strategy() const { return started_ ? job_->made_strategy() : nullptr; }
 
 TuneResult TuningSession::finish() {
   if (!started_) begin();

@@ -20,6 +20,7 @@
 #include "core/target.h"
 #include "core/workload.h"
 #include "measure/runner.h"
+#include "search/strategy.h"
 #include "search/tuner.h"
 #include "search/tuning_record.h"
 #include "search/tuning_store.h"
@@ -56,9 +57,13 @@ class TuningSession {
   double best_ns() const;
   double default_ns() const;
   // The strategy's expected time of its best candidate not yet measured (its model
-  // corrected by what it measured), absent when it does not rank by a model or has no
-  // candidate left (Strategy::best_unproposed_ns).
+  // corrected by what it measured), absent when it does not rank by a model, has no
+  // candidate left, or has not searched yet in this session (Strategy::best_unproposed_ns).
   std::optional<double> best_unmeasured_ns() const;
+
+  // Candidates the strategy holds (Strategy::feasible_seen: the scored space of topk),
+  // for a caller bounding the memory of many sessions.
+  uint64_t candidates_held() const;
 
   // Ends the session: the winner, on a noisy backend from the finalists' interleaved
   // re-measurement, as tune() returns it (the default is measured first when no round
@@ -68,6 +73,7 @@ class TuningSession {
  private:
   class Job;
   void begin();  // takes the prior records, measures the default if they lack it
+  const Strategy* made_strategy() const;  // null before the first search
   TuneOptions options_;  // the job reads the round's budget and time limit from here
   std::vector<TuningRecord> prior_;
   std::unique_ptr<Job> job_;

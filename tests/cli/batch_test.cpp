@@ -295,14 +295,14 @@ TEST(BatchCli, ASharedBudgetOverWorkersAndShardsIsTheFilesTotal) {
 
 TEST(BatchCli, ASigkilledSharedBudgetRunResumesWithNothingLostOrMeasuredTwice) {
   const TempDir dir("batch_shared_kill");
-  const int n = 300;
-  const int64_t total = 1500;
+  const int n = 120;
+  const int64_t total = 480;
   const std::string db = dir.str() + "/t.db";
   const std::string args = quoted(dir.write("b.txt", batch_text(n))) + " --target " + kTarget +
                            " --backend sim --total-budget " + std::to_string(total) + " --db " + quoted(db);
   const std::string journal = db + ".batch-journal";
   const pid_t pid = start_batch(args, dir.str() + "/out1.json");
-  for (int i = 0; i < 6000 && journal_lines(journal, "start") < 40; ++i)
+  for (int i = 0; i < 6000 && journal_lines(journal, "start") < 20; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ::kill(pid, SIGKILL);
   int status = 0;
