@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Offline tuning figures for results/batch_tuning.md (the batch command, end to end):
 #   1. workloads tuned per minute on a batch of 200 sim workloads, --jobs 1 and --jobs 2
+#      (and with the same measurements as one shared --total-budget)
 #   2. database size per 1,000 workloads (model backend, the same budget)
 #   3. a shared --total-budget against an equal split of it: the geometric-mean speedup
 #      over the defaults each reaches (sim), and how the shared budget was spread
@@ -53,6 +54,9 @@ for jobs in ${JOBS:-1 2}; do
   "$bin" batch "$dir/b200.txt" --target $target --backend sim --budget 4 --jobs $jobs --json --db "$dir/j$jobs.db" > "$dir/j$jobs.json"
   echo "sim, 200 workloads, --budget 4, --jobs $jobs: $(summary "$dir/j$jobs.json")"
 done
+# the same measurements as one shared budget: the scheduler's rounds and sessions
+"$bin" batch "$dir/b200.txt" --target $target --backend sim --total-budget 800 --json --db "$dir/t800.db" > "$dir/t800.json"
+echo "sim, 200 workloads, --total-budget 800, --jobs 1: $(summary "$dir/t800.json")"
 fi
 
 if has size; then
