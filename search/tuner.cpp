@@ -120,9 +120,12 @@ class TuningJob {
   }
 
   TuneResult conclude() {
-    if (strategy_) result_.counts.feasible = strategy_->feasible_seen();
-    // Without a search in this job, the strategy is the one that proposed the last record.
-    if (!strategy_) result_.strategy = measured_.back().strategy == kDefaultLabel ? options_.strategy : measured_.back().strategy;
+    if (strategy_) {
+      result_.counts.feasible = strategy_->feasible_seen();
+    } else {  // no search in this job: the strategy is the one that proposed the last record
+      const std::string& last = measured_.back().strategy;
+      result_.strategy = last == kDefaultLabel ? options_.strategy : last;
+    }
     choose_winner(*baseline_);
     result_.elapsed_s = seconds_since_start();
     return std::move(result_);

@@ -67,7 +67,7 @@ class TuningSession {
 
   // Ends the session: the winner, on a noisy backend from the finalists' interleaved
   // re-measurement, as tune() returns it (the default is measured first when no round
-  // and no prior record did).
+  // and no prior record did; counts.feasible is 0 when this session never searched).
   TuneResult finish();
 
  private:
