@@ -1,21 +1,28 @@
 // `pto-tune batch FILE`: offline tuning of a list of workloads before a release
-// (search/batch_file.h says what FILE holds). Each workload is tuned with search::tune
-// into the tuning database; the run ends with a summary (tuned, skipped, failed,
-// total time, geometric-mean speedup over the defaults).
+// (search/batch_file.h says what FILE holds). Each workload is tuned through a
+// search::TuningSession into the tuning database; the run ends with a summary (tuned,
+// skipped, failed, total time, geometric-mean speedup over the defaults).
+//
+// Budgets. Without --total-budget or --time-limit each workload is tuned to its own
+// budget, in file order. --total-budget N (or --time-limit alone) is shared out by a
+// search::TaskScheduler: a warm-up round for every workload, then rounds by expected
+// gain (search/task_scheduler.h); --equal-split splits N evenly instead. N is for the
+// whole file: every task carries its equal share of N, and a shard or worker spends
+// the sum of its tasks' shares.
 //
 // Resume. A workload the database already holds a usable record for, made under this
 // pto-tune's compiler and cost-model versions on the same target fingerprint and
 // backend, is skipped (--retune tunes it again). The tuner commits every measurement
 // as it comes, so a killed run loses at most the batch in flight; a journal beside
-// the database (DB.batch-journal) notes each workload started and finished, so that
-// a workload a killed run left half-tuned is tuned again rather than skipped.
+// the database (DB.batch-journal) notes each workload started and finished. A
+// workload a killed run left half-tuned goes on from its stored records, and what the
+// journal's workloads have stored counts against a shared budget.
 // SIGINT and SIGTERM stop after the measurement in flight and print the summary.
 //
 // Scale. --jobs N runs N worker processes (this executable, `--worker J/N`) over the
 // same database, each taking every N-th workload; --shard I/N (or the Slurm / Kubernetes
 // array index, search/shard.h) takes a stable share for one machine of a cluster, whose
-// databases `pto-tune db merge` combines. --total-budget shares one measurement budget
-// across the workloads by predicted gain (search/task_scheduler.h).
+// databases `pto-tune db merge` combines.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -47,6 +55,7 @@
 #include "search/strategy.h"
 #include "search/task_scheduler.h"
 #include "search/tuner.h"
+#include "search/tuning_session.h"
 
 namespace pto::cli {
 
@@ -61,7 +70,8 @@ struct Task {
   Target target;
   std::string backend;
   search::RecordKey key;
-  int64_t budget = 0;
+  int64_t budget = 0;  // its own measurements (0: the strategy decides)
+  int64_t share = 0;   // with --total-budget: its share in an equal split of the total
 };
 
 // Per-workload outcome, and the run's totals (a worker's are summed by its parent).
@@ -99,11 +109,12 @@ class Journal {
   explicit Journal(const std::string& db_path) : path_(db_path + ".batch-journal") {
     std::ifstream in(path_);
     for (std::string word, key; in >> word && std::getline(in >> std::ws, key);) {
-      if (word == "start") unfinished_.insert(key);
+      if (word == "start") unfinished_.insert(key), started_.insert(key);
       if (word == "done") unfinished_.erase(key);
     }
   }
   bool unfinished(const std::string& key) const { return unfinished_.contains(key); }
+  bool started(const std::string& key) const { return started_.contains(key); }
   void note(const std::string& word, const std::string& key) const {
     const std::string line = word + " " + key + "\n";
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -115,7 +126,7 @@ class Journal {
 
  private:
   std::string path_;
-  std::set<std::string> unfinished_;
+  std::set<std::string> unfinished_, started_;
 };
 
 std::string journal_key(const search::RecordKey& k) { return k.workload + " " + k.target_fingerprint + " " + k.backend; }
@@ -147,7 +158,7 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
   std::vector<Task> tasks;
   for (const search::BatchEntry& e : batch.entries) {
     try {
-      Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0};
+      Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0, 0};
       if (!e.dtype_given) t.entry.workload.dtype = default_dtype(t.target);
       build_graph(t.entry.workload);  // a shape that does not fit the op
       t.backend = e.backend.value_or(vm.count("backend") ? vm["backend"].as<std::string>()
@@ -170,21 +181,38 @@ std::optional<search::Shard> shard_of(const po::variables_map& vm) {
   return search::shard_from_env(count);
 }
 
-// --total-budget: the budgets by predicted gain; applied to the tasks before a worker
-// takes its share, so every worker sees the same split.
-void share_total_budget(std::vector<Task>& tasks, int64_t total, bool equal) {
-  std::vector<double> gains;
+// --total-budget is for the whole file: each task carries the share an equal split of
+// the total over the file's good entries gives it, so that the shards and workers,
+// each spending the shares of its own tasks, together spend no more than the total.
+void give_equal_shares(std::vector<Task>& tasks, int64_t total) {
+  const std::vector<int64_t> shares = search::equal_split(total, tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].share = shares[i];
+}
+
+int64_t total_share(const std::vector<Task>& tasks) {
+  int64_t sum = 0;
+  for (const Task& t : tasks) sum += t.share;
+  return sum;
+}
+
+// The records stored for the tasks the journal names (a batch run on this database
+// started them; `finished_too`: also those it finished), made by this pto-tune's
+// versions, by key in the order measured: what a resumed run goes on from, and with a
+// shared budget what it counts as spent.
+using RecordsByKey = std::map<search::RecordKey, std::vector<search::TuningRecord>>;
+
+RecordsByKey stored_records(db::TuningDb& db, const std::vector<Task>& tasks, const Journal& journal,
+                            bool finished_too) {
+  std::set<search::RecordKey> named;
   for (const Task& t : tasks) {
-    const double headroom =
-        equal ? 1 : search::predicted_headroom(t.entry.workload, t.target,
-                                               calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target)));
-    gains.push_back(search::expected_gain(t.entry.weight, headroom));
+    const std::string key = journal_key(t.key);
+    if (journal.unfinished(key) || (finished_too && journal.started(key))) named.insert(t.key);
   }
-  // The first shares take at most half of the total (and 8 each), so there is a rest
-  // to steer by gain.
-  const auto n = static_cast<int64_t>(tasks.size());
-  const std::vector<int64_t> budgets = search::share_budget(gains, total, std::min<int64_t>(8, total / (2 * n)));
-  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].budget = budgets[i];
+  RecordsByKey by_key;
+  if (named.empty()) return by_key;
+  for (search::TuningRecord& r : db.records())
+    if (named.contains(r.key()) && r.versions == search::Versions::current()) by_key[r.key()].push_back(std::move(r));
+  return by_key;
 }
 
 bool tuned_already(db::TuningDb& db, const Task& t, const Journal& journal) {
@@ -193,69 +221,216 @@ bool tuned_already(db::TuningDb& db, const Task& t, const Journal& journal) {
   return best && best->usable() && best->versions == search::Versions::current();
 }
 
-void tune_one(const Task& t, const po::variables_map& vm, db::TuningDb& db, const Journal& journal,
-              const InterruptStop& interrupt, double time_left_s, Summary& summary) {
-  json result{{"workload", t.key.workload}, {"target", t.target.name}, {"backend", t.backend}, {"where", t.entry.where}};
-  if (!vm["retune"].as<bool>() && tuned_already(db, t, journal)) {
-    ++summary.workloads["skipped"];
-    result["status"] = "skipped";
-    summary.results.push_back(result);
-    return;
-  }
-  search::TuneOptions o;
-  o.strategy = vm["strategy"].as<std::string>();
-  o.budget = t.budget;
-  o.seed = vm["seed"].as<uint64_t>();
-  o.time_limit_s = time_left_s;
-  o.stop = interrupt.flag();
-  o.coefficients = calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target));
-  measure::RunnerOptions runner_options;
-  runner_options.seed = o.seed;
-  journal.note("start", journal_key(t.key));
-  try {
-    db.remember_target(t.target);
-    const auto runner = measure::make_runner(t.backend, t.target, runner_options);
-    const search::TuneResult r = search::tune(t.entry.workload, t.target, *runner, db, o);
-    summary.measurements += r.counts.measured;
-    for (const auto& [status, n] : r.counts.failed) summary.failed_measurements[status] += n;
-    result["speedup_vs_default"] = r.speedup_vs_default;
-    result["measured"] = r.counts.measured;
-    result["best_ns"] = r.best.time_ns();
-    if (r.stopped && interrupt.interrupted()) {
-      result["status"] = "interrupted";  // left unfinished in the journal: tuned again next run
-    } else {
-      journal.note("done", journal_key(t.key));
-      result["status"] = "tuned";
-      summary.log_speedup_sum += std::log(r.speedup_vs_default);
-    }
-  } catch (const Error& e) {
-    if (e.category() == ErrorCategory::Db || e.category() == ErrorCategory::Io) throw;
-    result["status"] = "failed";
-    result["error"] = e.what();
-    std::cerr << "pto-tune: batch: " << t.entry.where << " " << t.key.workload << ": " << e.what() << "\n";
-  }
-  ++summary.workloads[result["status"].get<std::string>()];
-  summary.results.push_back(result);
-}
+// One batch run in this process: each workload tuned through a search::TuningSession,
+// either in order, each to its own budget, or in rounds a search::TaskScheduler hands
+// out (--total-budget, --time-limit). The sessions held open at once are bounded (a
+// session of a large space holds its scored candidates); one let go is opened again
+// from its records, which measures nothing twice.
+class BatchRun {
+ public:
+  BatchRun(const po::variables_map& vm, db::TuningDb& db, const InterruptStop& interrupt, Summary& summary)
+      : vm_(vm), db_(db), interrupt_(interrupt), summary_(summary), journal_(db.location()),
+        limit_s_(vm["time-limit"].as<double>()), start_(Clock::now()) {}
 
-// Runs the tasks in this process, in order, until done, stopped or out of time.
-void run_tasks(const std::vector<Task>& tasks, const po::variables_map& vm, db::TuningDb& db,
-               const InterruptStop& interrupt, bool show_progress, Summary& summary) {
-  const Journal journal(db.location());
-  const double limit = vm["time-limit"].as<double>();
-  const auto start = Clock::now();
-  ProgressBar bar("batch");
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const double used = std::chrono::duration<double>(Clock::now() - start).count();
-    if (interrupt.interrupted() || (limit > 0 && used >= limit)) {
-      summary.workloads["not_started"] += static_cast<int64_t>(tasks.size() - i);
-      break;
+  void run(const std::vector<Task>& tasks, bool scheduled, int64_t total, bool show_progress) {
+    const bool retune = vm_["retune"].as<bool>();
+    RecordsByKey stored;
+    if (!retune) stored = stored_records(db_, tasks, journal_, /*finished_too=*/scheduled);
+    for (const Task& t : tasks) {
+      Work w;
+      w.task = &t;
+      if (!retune) {
+        w.records = std::move(stored[t.key]);
+        w.skip = tuned_already(db_, t, journal_);
+      }
+      w.prior = static_cast<int64_t>(w.records.size());
+      works_.push_back(std::move(w));
     }
-    tune_one(tasks[i], vm, db, journal, interrupt, limit > 0 ? limit - used : 0, summary);
-    if (show_progress) bar.update(static_cast<int64_t>(i + 1), static_cast<int64_t>(tasks.size()));
+    for (Work& w : works_)
+      if (w.skip) end(w, "skipped");
+    ProgressBar bar("batch");
+    if (scheduled) run_scheduled(total, show_progress ? &bar : nullptr);
+    else run_in_order(show_progress ? &bar : nullptr);
+    bar.finish();
+    for (Work& w : works_) {
+      if (w.status.empty()) end(w, w.opened ? "interrupted" : "not_started");
+      summary_.results.push_back(std::move(w.result));  // in file order
+    }
   }
-  bar.finish();
-}
+
+ private:
+  // Sessions held open at most, and the candidates their strategies hold (a scored
+  // candidate takes a few hundred bytes): a session re-opened from its records
+  // re-scores its space, which costs more than its measurements on small spaces.
+  static constexpr size_t kOpenSessions = 256;
+  static constexpr uint64_t kHeldCandidates = 1'000'000;
+  static constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
+
+  struct Work {
+    const Task* task = nullptr;
+    std::vector<search::TuningRecord> records;  // while no session is open: every measurement so far
+    int64_t prior = 0;                          // measured by an earlier run
+    int64_t measured = 0;                       // measured by this run's rounds
+    bool skip = false, opened = false;
+    std::unique_ptr<measure::Runner> runner;
+    std::unique_ptr<search::TuningSession> session;
+    uint64_t last_use = 0;
+    std::string status;                         // empty while tuning
+    json result;                                // its line of the summary's results
+  };
+
+  int64_t ended() const {
+    return std::count_if(works_.begin(), works_.end(), [](const Work& w) { return !w.status.empty(); });
+  }
+
+  // Out of time or stopped by a signal: no more rounds.
+  bool over() const { return interrupt_.interrupted() || (limit_s_ > 0 && seconds_left() <= 0); }
+  double seconds_left() const {
+    return limit_s_ > 0 ? limit_s_ - std::chrono::duration<double>(Clock::now() - start_).count() : 0;
+  }
+
+  void run_in_order(ProgressBar* bar) {
+    for (size_t i = 0; i < works_.size(); ++i) {
+      Work& w = works_[i];
+      if (!w.status.empty() || over()) continue;
+      const int64_t budget = w.task->share ? w.task->share : w.task->budget;
+      round(w, budget > 0 ? std::max<int64_t>(0, budget - w.prior) : kUnlimited);
+      if (w.status.empty() && !interrupt_.interrupted()) finish(w);
+      if (bar) bar->update(static_cast<int64_t>(i + 1), static_cast<int64_t>(works_.size()));
+    }
+  }
+
+  void run_scheduled(int64_t total, ProgressBar* bar) {
+    std::vector<search::ScheduledTask> specs;
+    for (const Work& w : works_) specs.push_back({w.task->entry.weight, total > 0 ? 0 : w.task->budget, w.prior, w.skip});
+    search::TaskScheduler scheduler(std::move(specs), {.total_budget = total});
+    while (!over()) {
+      const std::optional<search::Grant> grant = scheduler.next();
+      if (!grant) break;
+      Work& w = works_[grant->task];
+      const search::TaskProgress progress = round(w, grant->measurements);
+      scheduler.report(*grant, progress);
+      if (progress.finished && w.status.empty() && !interrupt_.interrupted()) finish(w);
+      if (bar) total > 0 ? bar->update(scheduler.spent(), total) : bar->update(ended(), static_cast<int64_t>(works_.size()));
+    }
+    if (interrupt_.interrupted()) return;
+    for (Work& w : works_)
+      if (w.status.empty() && w.opened) finish(w);  // the budget or the time is spent
+  }
+
+  // One round of up to `measurements` for the workload; what it left behind.
+  search::TaskProgress round(Work& w, int64_t measurements) {
+    search::TaskProgress progress;
+    try {
+      search::TuningSession& session = open(w);
+      progress.measured = session.advance(measurements, seconds_left());
+      progress.best_ns = session.best_ns();
+      progress.best_unmeasured_ns = session.best_unmeasured_ns();
+      progress.finished = session.exhausted();
+    } catch (const Error& e) {
+      if (e.category() == ErrorCategory::Db || e.category() == ErrorCategory::Io) throw;
+      fail(w, e);
+      progress.measured = measurements;  // counted in full: the budget is never overspent
+      progress.finished = true;
+    }
+    w.measured += progress.measured;
+    return progress;
+  }
+
+  search::TuningSession& open(Work& w) {
+    w.last_use = ++uses_;
+    if (w.session) return *w.session;
+    const Task& t = *w.task;
+    if (!w.opened) {
+      db_.remember_target(t.target);
+      journal_.note("start", journal_key(t.key));
+      w.opened = true;
+    }
+    if (!w.runner) {
+      measure::RunnerOptions runner_options;
+      runner_options.seed = vm_["seed"].as<uint64_t>();
+      w.runner = measure::make_runner(t.backend, t.target, runner_options);
+    }
+    search::TuneOptions o;
+    o.strategy = vm_["strategy"].as<std::string>();
+    o.seed = vm_["seed"].as<uint64_t>();
+    o.stop = interrupt_.flag();
+    o.coefficients = calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target));
+    w.session = std::make_unique<search::TuningSession>(t.entry.workload, t.target, *w.runner, db_, o,
+                                                        std::move(w.records));
+    w.records.clear();
+    close_least_used();
+    return *w.session;
+  }
+
+  void close_least_used() {
+    std::vector<Work*> open_works;
+    uint64_t held = 0;
+    for (Work& w : works_) {
+      if (!w.session) continue;
+      open_works.push_back(&w);
+      held += w.session->candidates_held();
+    }
+    std::sort(open_works.begin(), open_works.end(), [](const Work* a, const Work* b) { return a->last_use < b->last_use; });
+    for (size_t i = 0; i + 1 < open_works.size() && (open_works.size() - i > kOpenSessions || held > kHeldCandidates); ++i) {
+      held -= open_works[i]->session->candidates_held();
+      close(*open_works[i]);
+    }
+  }
+
+  void close(Work& w) {
+    if (!w.session) return;
+    w.records = w.session->records();
+    w.session.reset();
+  }
+
+  void finish(Work& w) {
+    try {
+      const search::TuneResult r = open(w).finish();
+      w.session.reset();
+      journal_.note("done", journal_key(w.task->key));
+      for (const auto& [status, n] : r.counts.failed) summary_.failed_measurements[status] += n;
+      w.measured = r.counts.measured - w.prior;
+      summary_.log_speedup_sum += std::log(r.speedup_vs_default);
+      end(w, "tuned", json{{"speedup_vs_default", r.speedup_vs_default},
+                           {"best_ns", r.best.time_ns()},
+                           {"resumed_from", w.prior}});
+    } catch (const Error& e) {
+      if (e.category() == ErrorCategory::Db || e.category() == ErrorCategory::Io) throw;
+      fail(w, e);
+    }
+  }
+
+  void fail(Work& w, const Error& e) {
+    w.session.reset();
+    std::cerr << "pto-tune: batch: " << w.task->entry.where << " " << w.task->key.workload << ": " << e.what() << "\n";
+    end(w, "failed", json{{"error", e.what()}});
+  }
+
+  // Ends the workload's part in this run with `status`, into the summary.
+  void end(Work& w, const std::string& status, json result = json::object()) {
+    w.status = status;
+    result["workload"] = w.task->key.workload;
+    result["target"] = w.task->target.name;
+    result["backend"] = w.task->backend;
+    result["where"] = w.task->entry.where;
+    result["status"] = status;
+    if (status != "skipped" && status != "not_started") result["measured"] = w.measured;
+    summary_.measurements += w.measured;
+    ++summary_.workloads[status];
+    w.result = std::move(result);
+  }
+
+  const po::variables_map& vm_;
+  db::TuningDb& db_;
+  const InterruptStop& interrupt_;
+  Summary& summary_;
+  const Journal journal_;
+  const double limit_s_;
+  const Clock::time_point start_;
+  std::vector<Work> works_;
+  uint64_t uses_ = 0;
+};
 
 // --jobs N: N copies of this executable, each with `--worker J/N --json`, their stdout
 // into a file the parent reads back; SIGTERM to the parent is passed on.
@@ -341,9 +516,9 @@ int run_batch(const Args& args) {
       ("backend", po::value<std::string>(), "cpu, sim or model for every entry without its own; default: cpu on the host, sim on an NPU target")
       ("strategy", po::value<std::string>()->default_value("auto"), "the tuner's strategy for every workload")
       ("budget", po::value<int64_t>()->default_value(16), "measurements per workload without its own budget= (0: the strategy decides)")
-      ("total-budget", po::value<int64_t>(), "measurements for the whole batch, shared out by predicted gain (overrides the per-workload budgets)")
+      ("total-budget", po::value<int64_t>(), "measurements for the whole batch (all shards and workers), shared out in rounds by expected gain (overrides the per-workload budgets)")
       ("equal-split", po::bool_switch(), "with --total-budget: split it evenly instead (the baseline the shared budget is compared with)")
-      ("time-limit", po::value<double>()->default_value(0), "wall-time limit for the whole batch in seconds; 0 = none")
+      ("time-limit", po::value<double>()->default_value(0), "wall-time limit for the whole batch in seconds, shared out in rounds by expected gain (each workload at most its budget); 0 = none")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of each search")
       ("db", po::value<std::string>(), "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
       ("retune", po::bool_switch(), "tune workloads the database already holds a fresh record for")
@@ -377,16 +552,18 @@ int run_batch(const Args& args) {
     usage_error("--budget: expected 0 or at least 2 measurements, got " + std::to_string((*vm)["budget"].as<int64_t>()));
   const double limit = (*vm)["time-limit"].as<double>();
   if (!(limit >= 0) || !std::isfinite(limit)) usage_error("--time-limit: expected seconds >= 0, got " + std::to_string(limit));
+  const bool equal_split = (*vm)["equal-split"].as<bool>();
+  if (equal_split && !vm->count("total-budget")) usage_error("--equal-split splits a --total-budget; none was given");
 
   const auto start = Clock::now();
   Summary summary;
   const bool worker = vm->count("worker") > 0;
   std::vector<Task> tasks = resolve(file, search::read_batch_file(file), *vm, !worker, summary);
+  const bool total_given = vm->count("total-budget") > 0;
+  if (total_given) give_equal_shares(tasks, (*vm)["total-budget"].as<int64_t>());
   if (const auto shard = shard_of(*vm)) {
     std::erase_if(tasks, [&](const Task& t) { return !search::in_shard(t.key, *shard); });
   }
-  if (vm->count("total-budget") && !tasks.empty())
-    share_total_budget(tasks, (*vm)["total-budget"].as<int64_t>(), (*vm)["equal-split"].as<bool>());
   const std::string db_path = db::resolve_db_path(vm->count("db") ? std::optional((*vm)["db"].as<std::string>()) : std::nullopt);
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db_path);  // a bad file stops here, before any work
 
@@ -410,7 +587,8 @@ int run_batch(const Args& args) {
       for (size_t i = w.index; i < tasks.size(); i += w.count) mine.push_back(tasks[i]);
       tasks = std::move(mine);
     }
-    run_tasks(tasks, *vm, *db, interrupt, !worker, summary);
+    const bool scheduled = total_given ? !equal_split : limit > 0;
+    BatchRun(*vm, *db, interrupt, summary).run(tasks, scheduled, total_share(tasks), !worker);
   }
   summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   if ((*vm)["json"].as<bool>()) {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +50,11 @@ class Strategy {
   // Distinct feasible candidates the strategy has seen in the space: all of them for
   // exhaustive and for topk on a space it scores whole, those drawn or bred otherwise.
   virtual uint64_t feasible_seen() const = 0;
+  // The time the strategy expects of the best candidate it has not proposed yet (its
+  // model's prediction, corrected by what it measured), so that a task scheduler can
+  // weigh this search's headroom against another's; absent when it does not rank by a
+  // model (exhaustive, random) or has no candidate left.
+  virtual std::optional<double> best_unproposed_ns() const { return std::nullopt; }
 };
 
 std::vector<std::string> strategy_names();  // "auto", "topk", "evolve", "exhaustive", "random"

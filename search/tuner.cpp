@@ -18,6 +18,7 @@
 // benchmarks hold topk to (>= 0.99 of the exhaustive best), so the search stops when
 // the model expects no more than that from what is left.
 #include "search/tuner.h"
+#include "search/tuning_session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -84,17 +85,61 @@ class TuningJob {
   }
 
   TuneResult run() {
-    const TuningRecord baseline = measure_baseline();
-    SearchContext context{&space_, &model_, options_.seed, noise_margin(baseline)};
-    std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, context);
-    result_.strategy = strategy->name();
-    strategy->observe(std::span(&baseline.config, 1), std::span(&baseline.measurement, 1));
-    search(*strategy);
-    result_.counts.feasible = strategy->feasible_seen();
-    choose_winner(baseline);
+    start({});
+    search(strategy());
+    return conclude();
+  }
+
+  // What a TuningSession (search/tuning_session.h) does in steps: start once (the
+  // records of an earlier session are taken as measured, the default's among them),
+  // search in rounds, finish once.
+  void start(std::span<const TuningRecord> prior) {
+    for (const TuningRecord& r : prior) {
+      count(r, /*remeasure=*/false);
+      if (!baseline_ && r.usable() && r.config == space_.baseline()) baseline_ = r;
+    }
+    if (!baseline_) baseline_ = measure_baseline();
+  }
+
+  // The strategy is made when a search needs it (a session opened only to finish, from
+  // its records, scores nothing) and told everything measured so far.
+  Strategy& strategy() {
+    if (strategy_) return *strategy_;
+    SearchContext context{&space_, &model_, options_.seed, noise_margin(*baseline_)};
+    strategy_ = make_strategy(options_.strategy, context);
+    result_.strategy = strategy_->name();
+    strategy_->observe(std::span(&baseline_->config, 1), std::span(&baseline_->measurement, 1));
+    std::vector<TileConfig> configs;
+    std::vector<measure::Measurement> results;
+    for (const TuningRecord& r : measured_) {
+      if (r.config == baseline_->config) continue;
+      configs.push_back(r.config);
+      results.push_back(r.measurement);
+    }
+    if (!configs.empty()) strategy_->observe(configs, results);
+    return *strategy_;
+  }
+
+  TuneResult conclude() {
+    if (strategy_) {
+      result_.counts.feasible = strategy_->feasible_seen();
+    } else {  // no search in this job: the strategy is the one that proposed the last record
+      const std::string& last = measured_.back().strategy;
+      result_.strategy = last == kDefaultLabel ? options_.strategy : last;
+    }
+    choose_winner(*baseline_);
     result_.elapsed_s = seconds_since_start();
     return std::move(result_);
   }
+
+  const Strategy* made_strategy() const { return strategy_.get(); }
+  int64_t searched() const { return searched_; }
+  const std::vector<TuningRecord>& measured() const { return measured_; }
+  const std::optional<TuningRecord>& best() const { return best_; }
+  const TuningRecord& baseline() const { return *baseline_; }
+  bool stopped() const { return result_.stopped; }
+  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  void search_round() { search(strategy()); }
 
  private:
   TuningRecord measure_baseline() {
@@ -248,8 +293,6 @@ class TuningJob {
     return result_.strategy;
   }
 
-  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-
   measure::Runner& runner_;
   TuningStore& store_;
   const TuneOptions& options_;
@@ -261,6 +304,8 @@ class TuningJob {
   int64_t searched_ = 0;                // measurements against the budget
   std::vector<TuningRecord> measured_;  // this job's search measurements, in order
   std::optional<TuningRecord> best_;
+  std::optional<TuningRecord> baseline_;
+  std::unique_ptr<Strategy> strategy_;
 };
 
 json best_json(const TuningRecord& r) {
@@ -305,6 +350,67 @@ TuneResult tune(const Workload& w, const Target& target, measure::Runner& runner
                 const TuneOptions& options) {
   check_options(options, runner);
   return TuningJob(w, target, runner, store, options).run();
+}
+
+// The session is the job above, run a round at a time: each round sets the budget and
+// the time limit the job's loop reads from the session's options.
+class TuningSession::Job : public TuningJob {
+  using TuningJob::TuningJob;
+};
+
+TuningSession::TuningSession(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,
+                             const TuneOptions& options, std::vector<TuningRecord> prior)
+    : options_(options), prior_(std::move(prior)) {
+  options_.budget = 0;
+  options_.time_limit_s = 0;
+  check_options(options_, runner);
+  job_ = std::make_unique<Job>(w, target, runner, store, options_);
+}
+
+TuningSession::~TuningSession() = default;
+
+int64_t TuningSession::advance(int64_t measurements, double seconds_left) {
+  // A round of nothing still takes up the prior records, so that the session can say
+  // where it stands.
+  if (measurements <= 0 && (started_ || prior_.empty())) return 0;
+  const int64_t before = started_ ? job_->searched() : static_cast<int64_t>(prior_.size());
+  options_.budget = before + measurements;
+  options_.time_limit_s = seconds_left > 0 ? job_->seconds_since_start() + seconds_left : 0;
+  if (!started_) begin();
+  if (job_->searched() < options_.budget) job_->search_round();
+  exhausted_ = !job_->stopped() && job_->searched() < options_.budget;
+  return job_->searched() - before;
+}
+
+void TuningSession::begin() {
+  job_->start(prior_);
+  started_ = true;
+  prior_.clear();
+}
+
+int64_t TuningSession::measured() const { return started_ ? job_->searched() : static_cast<int64_t>(prior_.size()); }
+
+const std::vector<TuningRecord>& TuningSession::records() const { return started_ ? job_->measured() : prior_; }
+
+double TuningSession::best_ns() const { return started_ && job_->best() ? job_->best()->time_ns() : 0; }
+
+double TuningSession::default_ns() const { return started_ ? job_->baseline().time_ns() : 0; }
+
+std::optional<double> TuningSession::best_unmeasured_ns() const {
+  const Strategy* strategy = made_strategy();
+  return strategy ? strategy->best_unproposed_ns() : std::nullopt;
+}
+
+uint64_t TuningSession::candidates_held() const {
+  const Strategy* strategy = made_strategy();
+  return strategy ? strategy->feasible_seen() : 0;
+}
+
+const Strategy* TuningSession::made_strategy() const { return started_ ? job_->made_strategy() : nullptr; }
+
+TuneResult TuningSession::finish() {
+  if (!started_) begin();
+  return job_->conclude();
 }
 
 }  // namespace pto::search

@@ -92,6 +92,7 @@ struct TuneResult {
 };
 
 // Tunes `w` on `target` with `runner`, committing every measurement to `store`.
+// (search/tuning_session.h runs the same job a round at a time.)
 // Throws a Usage Error for a bad option or workload before any measurement, and an
 // Internal Error when even the default config cannot be measured.
 TuneResult tune(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,

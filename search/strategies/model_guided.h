@@ -22,6 +22,7 @@ class ModelGuided : public Strategy {
   void observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results) override {
     pool_.observe(configs, results);
   }
+  std::optional<double> best_unproposed_ns() const override;
 
  protected:
   // Adds candidates to the pool before each proposal (evolve breeds here).

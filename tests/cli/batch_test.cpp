@@ -235,6 +235,95 @@ TEST(BatchCli, TotalBudgetIsSpentAcrossTheBatch) {
   expect_usage_error("batch " + args + "5 --retune", {"5", "6 workloads"});
 }
 
+// Every (workload, config) measured in a database, with how often.
+std::map<std::string, size_t> measured_pairs(const std::string& db) {
+  std::map<std::string, size_t> n;
+  for (const auto& r : db::TuningDb::open(db, db::OpenMode::ReadOnly)->records())
+    ++n[r.workload.key() + " " + r.config.to_string()];
+  return n;
+}
+
+size_t total_of(const std::map<std::string, size_t>& counts) {
+  size_t n = 0;
+  for (const auto& [key, k] : counts) n += k;
+  return n;
+}
+
+// Workloads of very different headroom: large matmuls far from their defaults' best,
+// small elementwise ones close to it.
+std::string mixed_text() {
+  return "matmul 1024,1024,256 fp16\nmatmul 64,2048,256 fp16\nmatmul 256,128,512 fp16\n"
+         "softmax 16,1024\nsoftmax 2048,1024\ngelu 64,256\nadd 32,128\nrmsnorm 512,1024\n";
+}
+
+TEST(BatchCli, ASharedBudgetGivesEveryWorkloadItsWarmupAndNeverExceedsTheTotal) {
+  const TempDir dir("batch_shared");
+  const std::string file = dir.write("b.txt", mixed_text());
+  const std::string common = quoted(file) + " --target " + kTarget + " --backend model --total-budget 64 --seed 5";
+  const json s = batch_json(common + " --db " + quoted(dir.str() + "/a.db"));
+  EXPECT_EQ(count(s, "tuned"), 8);
+  EXPECT_LE(s["measurements"].get<int64_t>(), 64);
+  const auto pairs = measured_pairs(dir.str() + "/a.db");
+  EXPECT_EQ(total_of(pairs), static_cast<size_t>(s["measurements"].get<int64_t>()));
+  for (const auto& [pair, k] : pairs) EXPECT_EQ(k, 1u) << pair << " was measured twice";
+  for (const json& r : s["results"]) EXPECT_GE(r["measured"].get<int64_t>(), 4) << r.dump() << ": no warm-up share";
+  // The same seed, the same measurements.
+  batch_json(common + " --db " + quoted(dir.str() + "/b.db"));
+  EXPECT_EQ(measured_pairs(dir.str() + "/b.db"), pairs);
+  // The equal split of the same total, for comparison, and a usage error for too small a total.
+  const json equal = batch_json(common + " --equal-split --db " + quoted(dir.str() + "/c.db"));
+  EXPECT_EQ(count(equal, "tuned"), 8);
+  EXPECT_LE(equal["measurements"].get<int64_t>(), 64);
+  expect_usage_error("batch " + quoted(file) + " --equal-split --db " + quoted(dir.str() + "/c.db"), {"--equal-split"});
+}
+
+TEST(BatchCli, ASharedBudgetOverWorkersAndShardsIsTheFilesTotal) {
+  const TempDir dir("batch_shared_jobs");
+  const std::string common = quoted(dir.write("b.txt", batch_text(12))) + " --target " + kTarget +
+                             " --backend model --total-budget 48";
+  const json jobs = batch_json(common + " --jobs 2 --db " + quoted(dir.str() + "/jobs.db"));
+  EXPECT_EQ(count(jobs, "tuned"), 12);
+  EXPECT_LE(total_of(measured_pairs(dir.str() + "/jobs.db")), 48u);
+  size_t spent = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string db = dir.str() + "/shard" + std::to_string(i) + ".db";
+    batch_json(common + " --shard " + std::to_string(i) + "/3 --db " + quoted(db));
+    if (std::filesystem::exists(db)) spent += total_of(measured_pairs(db));
+  }
+  EXPECT_LE(spent, 48u) << "the shards together spent more than the total";
+}
+
+TEST(BatchCli, ASigkilledSharedBudgetRunResumesWithNothingLostOrMeasuredTwice) {
+  const TempDir dir("batch_shared_kill");
+  const int n = 120;
+  const int64_t total = 480;
+  const std::string db = dir.str() + "/t.db";
+  const std::string args = quoted(dir.write("b.txt", batch_text(n))) + " --target " + kTarget +
+                           " --backend sim --total-budget " + std::to_string(total) + " --db " + quoted(db);
+  const std::string journal = db + ".batch-journal";
+  const pid_t pid = start_batch(args, dir.str() + "/out1.json");
+  for (int i = 0; i < 6000 && journal_lines(journal, "start") < 20; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the batch finished before the kill; make it longer";
+  const auto before = measured_pairs(db);
+  ASSERT_GT(total_of(before), 0u);
+
+  const json resumed = batch_json(args);
+  EXPECT_EQ(count(resumed, "tuned") + count(resumed, "skipped"), n);
+  EXPECT_EQ(count(resumed, "failed"), 0);
+  const auto after = measured_pairs(db);
+  for (const auto& [pair, k] : before) EXPECT_EQ(after.count(pair), 1u) << pair << " was lost";
+  for (const auto& [pair, k] : after) EXPECT_EQ(k, 1u) << pair << " was measured twice";
+  EXPECT_LE(total_of(after), static_cast<size_t>(total)) << "the two runs together spent more than the total";
+  EXPECT_EQ(static_cast<size_t>(resumed["measurements"].get<int64_t>()), total_of(after) - total_of(before));
+  EXPECT_EQ(records_per_workload(db).size(), static_cast<size_t>(n)) << "a workload was lost";
+  EXPECT_EQ(journal_lines(journal, "done"), static_cast<size_t>(n)) << "each workload finished once";
+  EXPECT_EQ(count(batch_json(args), "skipped"), n);
+}
+
 TEST(BatchCli, ShippedClusterFilesParse) {
   const std::string root = PTO_SOURCE_DIR;
   EXPECT_EQ(std::system(("bash -n " + quoted(root + "/deploy/slurm/tune-array.sbatch")).c_str()), 0);
