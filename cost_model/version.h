@@ -5,6 +5,6 @@
 
 namespace pto {
 
-inline constexpr const char* kCostModelVersion = "0.3.0";
+inline constexpr const char* kCostModelVersion = "0.4.0";
 
 }  // namespace pto
