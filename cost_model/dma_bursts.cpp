@@ -46,14 +46,14 @@ BurstFactors vector_factors(const KernelSummary& k, const TensorGraph& g, double
   if (k.tile.empty() || k.iteration.empty()) return {};
   const int64_t rows = k.tile.size() >= 2 ? k.tile[k.tile.size() - 2] : 1, cols = k.tile.back();
   const std::unordered_set<NodeId> inside(k.nodes.begin(), k.nodes.end());
-  double weighted = 0, weight = 0;  // over the kernel's GM inputs, by element size
+  double weighted = 0, weight = 0;  // over the kernel's GM inputs, by their bytes
   for (NodeId n : k.nodes) {
     for (NodeId in : g.node(n).inputs) {
       if (inside.count(in)) continue;
       const Node& src = g.node(in);
-      const double size = dtype_size(src.dtype);
-      weighted += size * burst_factor(run_bytes(rows, cols, src), burst);
-      weight += size;
+      const auto bytes = static_cast<double>(num_elements(src.shape) * dtype_size(src.dtype));
+      weighted += bytes * burst_factor(run_bytes(rows, cols, src), burst);
+      weight += bytes;
     }
   }
   const Node& out = g.node(k.nodes.back());
