@@ -56,10 +56,14 @@ BurstFactors vector_factors(const KernelSummary& k, const TensorGraph& g, double
       weight += bytes;
     }
   }
-  const Node& out = g.node(k.nodes.back());
+  // The largest node of the kernel stands for its stores (a row statistic it also
+  // stores is a few bytes beside it).
+  const Node* out = &g.node(k.nodes.front());
+  for (NodeId n : k.nodes)
+    if (num_elements(g.node(n).shape) > num_elements(out->shape)) out = &g.node(n);
   BurstFactors f;
   if (weight > 0) f.read = weighted / weight;
-  f.write = burst_factor(run_bytes(rows, cols, out), burst);
+  f.write = burst_factor(run_bytes(rows, cols, *out), burst);
   return f;
 }
 
