@@ -4,9 +4,12 @@
 // physical knobs are fitted per target family, leaving one source out at a time, and
 // each point is also reported as predicted by the fit that did not see its source.
 // Every simulated figure is labelled so.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -35,6 +38,35 @@ std::string summary_line(const char* what, const ErrorSummary& s) {
          ", +-30%: " + std::to_string(s.within_30) + ", +-50%: " + std::to_string(s.within_50) + "\n";
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Per source: how many points and the median signed error (simulated / measured - 1),
+// which says whether a source's points lean slow or fast as a group.
+void print_source_residuals(std::ostream& out, const FidelityReport& r, bool cross_validated) {
+  std::map<std::string, std::vector<const PointOutcome*>> by_source;
+  for (const PointOutcome& o : r.points) by_source[o.point->source].push_back(&o);
+  out << "\nResiduals per source (median of simulated / measured - 1)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [source, list] : by_source) {
+    std::vector<double> shipped, held_out;
+    for (const PointOutcome* o : list) {
+      shipped.push_back(std::log(o->shipped_us / o->point->measured_us));
+      held_out.push_back(std::log(o->held_out_us / o->point->measured_us));
+    }
+    auto pct = [](double log_error) { return signed_percent(std::exp(log_error), 1); };
+    std::vector<std::string> row = {source, std::to_string(list.size()), pct(median(shipped))};
+    if (cross_validated) row.push_back(pct(median(held_out)));
+    rows.push_back(row);
+  }
+  std::vector<std::string> header = {"source", "points", "shipped"};
+  if (cross_validated) header.push_back("held_out");
+  print_table(out, header, rows);
+}
+
 void print_report(std::ostream& out, const FidelityReport& r, bool cross_validated) {
   out << "Published Ascend timings against the simulator (simulated figures; measured ones as published)\n\n";
   std::vector<std::vector<std::string>> rows;
@@ -49,6 +81,8 @@ void print_report(std::ostream& out, const FidelityReport& r, bool cross_validat
   std::vector<std::string> header = {"point", "target", "mapping", "measured_us", "simulated_us", "error"};
   if (cross_validated) header.insert(header.end(), {"held_out_us", "held_out_error"});
   print_table(out, header, rows);
+
+  print_source_residuals(out, r, cross_validated);
 
   out << "\nPer-pipe busy time, average over the cores used (us; measured / simulated with the shipped targets)\n";
   rows.clear();

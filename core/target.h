@@ -58,7 +58,7 @@ struct Target {
   double l1_to_l0a_bpc = 512, l1_to_l0b_bpc = 256, l1_to_ub_bpc = 128;
   double l0c_to_ub_bpc = 256, ub_to_gm_bpc = 64, ub_to_l1_bpc = 128;
   // A GM transfer moves whole DMA bursts: each contiguous run of it costs the core at
-  // least this many bytes at its rate, so short rows are slower per byte. 0 = off.
+  // least this many bytes at its L2-hit rate, so short rows are slower per byte. 0 = off.
   int64_t gm_min_burst_bytes = 0;
   // Shared bandwidths in GB/s.
   double hbm_gbps = 0, l2_gbps = 0;

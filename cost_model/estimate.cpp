@@ -19,17 +19,18 @@
 //
 //   Per kernel, per core type (AIC: Cube kernels; AIV: vector kernels and the epilogue
 //   of a fused Cube kernel), pipe work summed over the tasks:
-//     MTE2  hbm · cold_bytes / gm_read_bpc  +  l2 · hit_bytes / l2_read_bpc  +  latency · loads · gm_read_latency
-//           cold and hit bytes from the L2/HBM traffic model (cost_model/l2_traffic.h)
+//     MTE2  hbm · burst_m · cold_bytes / gm_read_bpc  +  l2 · burst_r · hit_bytes / l2_read_bpc  +  latency · loads · gm_read_latency
+//           cold and hit bytes from the L2/HBM traffic model (cost_model/l2_traffic.h); burst_m,
+//           burst_r, burst_w ≥ 1: the DMA's whole bursts on short rows (cost_model/dma_bursts.h)
 //     MTE1  onchip · (L1→L0A bytes / l1_to_l0a_bpc + L1→L0B bytes / l1_to_l0b_bpc
 //                     + 2 · TMATMULs · l1_to_l0_latency)
 //     M     (cube + spill · overflow) · fractals · cycles per fractal
 //           (1 on the NPU; 2·m·k·n / cpu_flops_per_cycle on the host)
 //     V     (vector + spill · overflow) ·
 //           Σ_ops instrs · latency + (repeats − instrs) · elements per 256 B / parallelism
-//     FIX   onchip · L0C-out bytes / min(l0c_to_ub_bpc, l2_write_bpc)  [+ l2 · the read half
+//     FIX   onchip · burst_w · L0C-out bytes / min(l0c_to_ub_bpc, l2_write_bpc)  [+ l2 · the read half
 //           of split-K's atomic adds]  +  latency · stores · gm_write_latency
-//     MTE3  onchip · UB→GM bytes / ub_to_gm_bpc  +  latency · stores · gm_write_latency
+//     MTE3  onchip · burst_w · UB→GM bytes / ub_to_gm_bpc  +  latency · stores · gm_write_latency
 //   (Cube: each TLOAD/TSTORE holds its pipe for the GM latency, as in PyPTO's cycle model;
 //   the summary counts them per core type. Vector tasks issue their loads, and their
 //   stores, back to back, each latency hiding behind the transfer before it, as the
@@ -67,6 +68,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "cost_model/dma_bursts.h"
 #include "cost_model/host_model.h"
 #include "cost_model/kernel_header.h"
 #include "cost_model/l2_traffic.h"
@@ -220,8 +222,8 @@ struct CostModel::Impl {
   }
 
   // The summary's totals as per-core-type pipe work.
-  void split_work(const KernelSummary& k, const Traffic& traffic, const Coefficients& c,
-                  CoreWork& aic, CoreWork& aiv) const {
+  void split_work(const KernelSummary& k, const Traffic& traffic, const BurstFactors& bursts,
+                  const Coefficients& c, CoreWork& aic, CoreWork& aiv) const {
     const Target& t = target;
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
@@ -235,9 +237,9 @@ struct CostModel::Impl {
         TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
     const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
     if (!k.uses_cube) {
-      aiv[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
-      aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
-      aiv[&Breakdown::mte3] = TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / t.ub_to_gm_bpc);
+      aiv[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
+      aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
+      aiv[&Breakdown::mte3] = TimeTerms::term(c, Coef::OnChip, bursts.write * k.gm_write_bytes / t.ub_to_gm_bpc);
       return;
     }
     aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
@@ -248,8 +250,8 @@ struct CostModel::Impl {
     const double cube_cycles = k.fractals * kernel_cycles_per_fractal(k);
     aic.tasks = k.aic_tasks;
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
-    aic[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc);
-    aic[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, hit_bytes / t.l2_read_bpc);
+    aic[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
+    aic[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
     aic[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
     aic[&Breakdown::write_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
     aic[&Breakdown::mte1] = TimeTerms::term(c, Coef::OnChip,
@@ -258,7 +260,7 @@ struct CostModel::Impl {
     aic[&Breakdown::cube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
                        TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
     aic[&Breakdown::fix] = TimeTerms::term(
-        c, Coef::OnChip, k.l0c_out_bytes / std::min(t.l0c_to_ub_bpc, t.l2_write_bpc));
+        c, Coef::OnChip, bursts.write * k.l0c_out_bytes / std::min(t.l0c_to_ub_bpc, t.l2_write_bpc));
     if (k.split_k > 1) {  // an atomic add reads the partial sum back before writing it
       aic[&Breakdown::fix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
     }
@@ -311,7 +313,7 @@ struct CostModel::Impl {
     const Target& t = target;
     const Traffic traffic = kernel_traffic(k, config, target);
     CoreWork aic, aiv;
-    split_work(k, traffic, c, aic, aiv);
+    split_work(k, traffic, burst_factors(k, graph, config, t), c, aic, aiv);
     const int nbuffer = config.nbuffer_or_default();
     const int64_t all_tasks = k.aic_tasks + k.aiv_tasks;
     const double instrs_per_task = all_tasks > 0 ? static_cast<double>(k.instructions) / all_tasks : 0;

@@ -5,6 +5,7 @@
 
 namespace pto {
 
-inline constexpr const char* kCostModelVersion = "0.3.1";
+// 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
+inline constexpr const char* kCostModelVersion = "0.4.1";
 
 }  // namespace pto

@@ -85,9 +85,19 @@ MemorySystem::LineTally MemorySystem::touch_lines(const Placement& p, const Oper
   LineTally tally;
   filled_.clear();
   const int64_t line_bytes = l2_.line_bytes();
+  // Rows that follow one another in GM (a window spanning whole rows) are one run for
+  // the DMA, so bursts are counted per merged run.
+  int64_t run_end = -1;
+  double run_bytes = 0;
+  auto close_run = [&] {
+    if (run_bytes > 0) tally.burst_bytes += std::max(run_bytes, min_burst_bytes_);
+    run_bytes = 0;
+  };
   for_each_run(p, window, origin, [&](int64_t addr, int64_t len) {
     tally.bytes += static_cast<double>(len);
-    tally.burst_bytes += std::max(static_cast<double>(len), min_burst_bytes_);
+    if (addr != run_end) close_run();
+    run_bytes += static_cast<double>(len);
+    run_end = addr + len;
     for (int64_t line = l2_.line_of(addr), last = l2_.line_of(addr + len - 1); line <= last; ++line) {
       const int64_t in_line = std::min(addr + len, (line + 1) * line_bytes) - std::max(addr, line * line_bytes);
       const L2Cache::Access a = l2_.touch(line, write);
@@ -102,7 +112,18 @@ MemorySystem::LineTally MemorySystem::touch_lines(const Placement& p, const Oper
       if (a.slot >= 0 && (!a.hit || write)) filled_.push_back(a.slot);
     }
   });
+  close_run();
   return tally;
+}
+
+// The DMA moves each contiguous run as whole bursts and issues them no faster than the
+// path's own (L2-hit) rate: short rows take at least runs x burst / hit rate. Data that
+// must come from HBM at the slower fill rate mostly takes longer than its bursts anyway,
+// so the floor binds on rows served by the L2 (asc-devkit: 8192^3 matmul loads of
+// 128-byte rows from L2 at a third of the L2 rate), not on rows streamed from HBM
+// (asc-devkit data_copy: 128-byte rows from HBM 1.1-1.3x slower than 2 KB rows, not 3x).
+double MemorySystem::burst_floor_cycles(const LineTally& t, const PlannedStep& step) const {
+  return min_burst_bytes_ > 0 ? t.burst_bytes / step.hit_bytes_per_cycle : 0;
 }
 
 double MemorySystem::transfer(double start, const PlannedStep& step, const Operand& window,
@@ -116,9 +137,8 @@ double MemorySystem::transfer(double start, const PlannedStep& step, const Opera
   const double hit_bytes = t.bytes - miss_bytes;
 
   const double data_from = start + step.latency;
-  const double burst_scale = t.bytes > 0 ? t.burst_bytes / t.bytes : 1;  // short runs cost whole bursts
-  const double core_done =
-      data_from + burst_scale * (hit_bytes / step.hit_bytes_per_cycle + miss_bytes / step.miss_bytes_per_cycle);
+  const double byte_cycles = hit_bytes / step.hit_bytes_per_cycle + miss_bytes / step.miss_bytes_per_cycle;
+  const double core_done = data_from + std::max(byte_cycles, burst_floor_cycles(t, step));
   const double l2_done = l2_bandwidth_.reserve(data_from, t.bytes);
   const double hbm_done = hbm_.reserve(data_from, hbm_bytes);
   const double end = std::max({core_done, l2_done, hbm_done, t.ready});

@@ -1,9 +1,10 @@
 // MemorySystem: GM as the cores see it. Every storage-owning GM tensor gets a byte
 // address; a transfer walks the lines its window really touches (views through their
 // strides) through the shared L2, then pays for its bytes three ways: the core's own
-// rate (L2 hits and HBM fills at different per-core rates; each contiguous run costs at
-// least one DMA burst, the target's gm_min_burst_bytes), the L2 bandwidth shared by all
-// cores, and the HBM bandwidth shared by all cores for fills and write-backs.
+// rate (L2 hits and HBM fills at different per-core rates, and at least one DMA burst,
+// the target's gm_min_burst_bytes, per contiguous run at the hit rate), the L2
+// bandwidth shared by all cores, and the HBM bandwidth shared by all cores for fills and
+// write-backs.
 // Transfers must be issued in time order (the engine's event queue guarantees it).
 #pragma once
 
@@ -60,6 +61,7 @@ class MemorySystem {
 
   template <class Visit>
   void for_each_run(const Placement& p, const Operand& window, const Shape& origin, Visit&& visit) const;
+  double burst_floor_cycles(const LineTally& t, const PlannedStep& step) const;
   LineTally touch_lines(const Placement& p, const Operand& window, const Shape& origin, double start, bool write,
                         bool fetch);
 

@@ -93,7 +93,7 @@ Served served_of(const BestConfigs& best) {
 TEST(BestConfigs, KeepsTheRecordBestRecordsKeepsForRandomDatabases) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 6; ++trial) {
-    const testing::TempDir dir("best_configs");
+    const pto::testing::TempDir dir("best_configs");
     const std::string path = dir.str() + "/t.db";
     auto db = TuningDb::open(path);
     db->commit(random_database(rng, 50 + rng() % 400));
@@ -110,7 +110,7 @@ TEST(BestConfigs, AProviderLoadedFromTheFileServesWhatOneFromBestRecordsServes) 
   LookupOptions no_model;
   no_model.model_candidates = 0;
   for (int trial = 0; trial < 4; ++trial) {
-    const testing::TempDir dir("best_configs_lookup");
+    const pto::testing::TempDir dir("best_configs_lookup");
     const std::string path = dir.str() + "/t.db";
     const std::vector<TuningRecord> records = random_database(rng, 100 + rng() % 300);
     TuningDb::open(path)->commit(records);
