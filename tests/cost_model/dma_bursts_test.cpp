@@ -17,9 +17,9 @@
 namespace pto {
 namespace {
 
-using test::matmul_workload;
-using test::pick;
-using test::random_cube_config;
+using testing::matmul_workload;
+using testing::pick;
+using testing::random_cube_config;
 
 Target with_burst(int64_t burst) {
   Target t = load_target("ascend910b1");
@@ -75,7 +75,7 @@ TEST(BurstFactors, MatmulFactorsFollowTheTileRows) {
 
 // A vector tile's rows are runs; a tile spanning whole rows is one run of all of them.
 TEST(BurstFactors, VectorRowsAreRunsAndWholeRowTilesOneRun) {
-  const TensorGraph g = build_graph(test::row_workload("add", 256, 64));  // fp32 rows of 256 B
+  const TensorGraph g = build_graph(testing::row_workload("add", 256, 64));  // fp32 rows of 256 B
   const Target t = with_burst(1024);
   auto factors = [&](int64_t rows, int64_t cols) {
     TileConfig c;
@@ -100,8 +100,8 @@ TEST(BurstFactors, PredictionIsMonotoneInTheBurstAndUnchangedWhenOff) {
     const bool cube = trial % 2;
     const int64_t cols = pick(rng, {64, 256, 1024});
     const TensorGraph g = cube ? build_graph(matmul_workload(512, pick(rng, {512, 2048}), 512))
-                               : build_graph(test::row_workload(trial % 4 == 1 ? "softmax" : "add", 256, cols));
-    TileConfig c = cube ? random_cube_config(rng) : test::random_row_config(rng, cols);
+                               : build_graph(testing::row_workload(trial % 4 == 1 ? "softmax" : "add", 256, cols));
+    TileConfig c = cube ? random_cube_config(rng) : testing::random_row_config(rng, cols);
     if (!cube && trial % 4 != 1) c.vec->back() = pick(rng, {16, 32, 64});  // short rows: add only
     double previous = 0;
     bool feasible = true;
