@@ -369,14 +369,12 @@ double cpu_seconds() {
 void time_to_tune(const std::string& key, const std::string& backend, const char* target_s) {
   const Workload w = Workload::parse_key(key);
   const Target& target = target_for(backend);
-  std::unique_ptr<measure::Runner> search_runner =
-      measure::make_runner(backend, target, measure::search_options({}));
-  std::unique_ptr<measure::Runner> finalist_runner = measure::make_runner(backend, target);
+  const measure::TuningRunners runners = measure::make_tuning_runners(backend, target, {});
   search::TuneOptions options;
-  options.finalist_runner = finalist_runner.get();
+  options.finalist_runner = runners.finalists.get();
   search::MemoryStore store;
   const double cpu_start = cpu_seconds();
-  const search::TuneResult r = search::tune(w, target, *search_runner, store, options);
+  const search::TuneResult r = search::tune(w, target, *runners.search, store, options);
   const double cpu_s = cpu_seconds() - cpu_start;
   std::cout << "| " << key << " | " << backend << (backend == "sim" ? " (simulated)" : " (measured)") << " | "
             << r.strategy << " | " << r.counts.measured << " | " << fmt("%.2f s", r.elapsed_s) << " | "

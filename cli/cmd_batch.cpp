@@ -272,7 +272,7 @@ class BatchRun {
     int64_t prior = 0;                          // measured by an earlier run
     int64_t measured = 0;                       // measured by this run's rounds
     bool skip = false, opened = false;
-    std::unique_ptr<measure::Runner> runner;
+    measure::TuningRunners runners;  // the search's and the finalists'
     std::unique_ptr<search::TuningSession> session;
     uint64_t last_use = 0;
     std::string status;                         // empty while tuning
@@ -346,17 +346,18 @@ class BatchRun {
       journal_.note("start", journal_key(t.key));
       w.opened = true;
     }
-    if (!w.runner) {
+    if (!w.runners.search) {
       measure::RunnerOptions runner_options;
       runner_options.seed = vm_["seed"].as<uint64_t>();
-      w.runner = measure::make_runner(t.backend, t.target, runner_options);
+      w.runners = measure::make_tuning_runners(t.backend, t.target, runner_options);
     }
     search::TuneOptions o;
     o.strategy = vm_["strategy"].as<std::string>();
     o.seed = vm_["seed"].as<uint64_t>();
     o.stop = interrupt_.flag();
+    o.finalist_runner = w.runners.finalists.get();
     o.coefficients = calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target));
-    w.session = std::make_unique<search::TuningSession>(t.entry.workload, t.target, *w.runner, db_, o,
+    w.session = std::make_unique<search::TuningSession>(t.entry.workload, t.target, *w.runners.search, db_, o,
                                                         std::move(w.records));
     w.records.clear();
     close_least_used();

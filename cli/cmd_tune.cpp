@@ -136,10 +136,8 @@ int run_tune(const Args& args) {
   runner_options.seed = tune_options.seed;
   // On the cpu the search times each candidate briefly, for a ranking; the finalists
   // are re-measured with the full timing.
-  const std::unique_ptr<measure::Runner> runner =
-      measure::make_runner(backend, target, measure::search_options(runner_options));
-  const std::unique_ptr<measure::Runner> finalist_runner = measure::make_runner(backend, target, runner_options);
-  tune_options.finalist_runner = finalist_runner.get();
+  const measure::TuningRunners runners = measure::make_tuning_runners(backend, target, runner_options);
+  tune_options.finalist_runner = runners.finalists.get();
   tune_options.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend, target));
   const std::optional<std::string> db_flag =
       vm->count("db") ? std::optional<std::string>((*vm)["db"].as<std::string>()) : std::nullopt;
@@ -150,7 +148,7 @@ int run_tune(const Args& args) {
   tune_options.stop = interrupt.flag();
   ProgressBar bar("tuning " + w.key());
   tune_options.progress = [&](int64_t done, int64_t planned) { bar.update(done, planned); };
-  const search::TuneResult result = search::tune(w, target, *runner, *db, tune_options);
+  const search::TuneResult result = search::tune(w, target, *runners.search, *db, tune_options);
   bar.finish();
 
   if ((*vm)["json"].as<bool>()) {

@@ -18,6 +18,10 @@ RunnerOptions search_options(RunnerOptions finalists) {
   return finalists;
 }
 
+TuningRunners make_tuning_runners(const std::string& backend, const Target& target, const RunnerOptions& options) {
+  return {make_runner(backend, target, search_options(options)), make_runner(backend, target, options)};
+}
+
 std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
 
 std::vector<std::string> measuring_backends(const Target& target) {

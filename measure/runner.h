@@ -95,6 +95,16 @@ class Runner {
 // timing: three runs a candidate (the verified one and two timed) instead of six.
 RunnerOptions search_options(RunnerOptions finalists);
 
+// The two runners of a tuning job (search::TuneOptions::finalist_runner): the search's,
+// with search_options, and the finalists', with `options`. Every caller that tunes
+// (pto-tune tune and batch, the Python package, the benches) makes them here, so they
+// all time candidates the same way.
+struct TuningRunners {
+  std::unique_ptr<Runner> search;
+  std::unique_ptr<Runner> finalists;
+};
+TuningRunners make_tuning_runners(const std::string& backend, const Target& target, const RunnerOptions& options);
+
 std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu"
 // The backends that measure `target` in this build, real or simulated time, as
 // calibration needs: cpu for the host, sim for an NPU target. Not model (the cost

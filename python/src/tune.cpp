@@ -53,9 +53,11 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
   nlohmann::json result;
   {
     py::gil_scoped_release release;
-    auto runner = measure::make_runner(backend_or_default(backend, target), target, runner_options(seed));
+    const measure::TuningRunners runners =
+        measure::make_tuning_runners(backend_or_default(backend, target), target, runner_options(seed));
+    options.finalist_runner = runners.finalists.get();
     auto store = db::TuningDb::open(db::resolve_db_path(db));
-    result = search::tune(w, target, *runner, *store, options).to_json();
+    result = search::tune(w, target, *runners.search, *store, options).to_json();
   }
   forget_lookups(db::resolve_db_path(db));
   if (watch.interrupted) throw py::error_already_set();
