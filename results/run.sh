@@ -28,10 +28,11 @@ mkdir -p "$out"
 
 wanted() { [[ -z $only || ",$only," == *",$1,"* ]]; }
 
+# The commit, and whether sources differ from it (this run's own outputs aside).
 machine() {
   echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
   echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "commit: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo ' (with local changes)')"
+  echo "commit: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet -- . ':!results/generated' || echo ' (with local changes)')"
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
