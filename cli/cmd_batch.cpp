@@ -43,6 +43,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/format_number.h"
 #include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "core/error.h"
@@ -495,11 +496,9 @@ void print_summary(const Summary& s, const std::string& db_path, bool interrupte
   std::string failed;
   for (const auto& [status, n] : s.failed_measurements) failed += (failed.empty() ? "" : ", ") + status + " " + std::to_string(n);
   rows.push_back({"measurements", std::to_string(s.measurements) + (failed.empty() ? "" : " (failed: " + failed + ")")});
-  char geomean[32], elapsed[32];
-  std::snprintf(geomean, sizeof geomean, "%.3fx", s.geomean_speedup());
-  std::snprintf(elapsed, sizeof elapsed, "%.1f s", s.elapsed_s);
-  rows.push_back({"speedup", std::string(geomean) + " geometric mean over the defaults of the tuned workloads"});
-  rows.push_back({"elapsed", elapsed});
+  rows.push_back({"speedup", format_number("%.3fx", s.geomean_speedup()) +
+                                " geometric mean over the defaults of the tuned workloads"});
+  rows.push_back({"elapsed", format_number("%.1f s", s.elapsed_s)});
   rows.push_back({"stored in", db_path});
   if (interrupted) rows.push_back({"stopped", "by a signal; everything measured is stored, run again to go on"});
   std::cout << "# batch summary\n";

@@ -8,12 +8,12 @@
 // what `run` reports is what tuning would record.
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/format_number.h"
 #include "core/atomic_file.h"
 #include "core/compile.h"
 #include "core/error.h"
@@ -30,11 +30,7 @@ namespace pto::cli {
 
 namespace {
 
-std::string format_error(double err) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", err);
-  return text;
-}
+std::string format_error(double err) { return format_number("%.3g", err); }
 
 std::string percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
 

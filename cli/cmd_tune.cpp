@@ -8,13 +8,13 @@
 // tuner after the measurement in flight: everything measured is already stored, the
 // best so far is printed, and the process then ends by SIGINT (cli/interrupt.h).
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/format_number.h"
 #include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "core/error.h"
@@ -45,17 +45,9 @@ std::string failed_by_status(const search::TuneCounts& counts) {
   return std::to_string(counts.failed_total()) + " (" + by_status + ")";
 }
 
-std::string times(double ratio) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2fx", ratio);
-  return text;
-}
+std::string times(double ratio) { return format_number("%.2fx", ratio); }
 
-std::string seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", s);
-  return text;
-}
+std::string seconds(double s) { return format_number("%.1f s", s); }
 
 void print_text(const search::TuneResult& r, bool interrupted) {
   const search::TuningRecord& best = r.best;

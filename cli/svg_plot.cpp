@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
+
+#include "cli/format_number.h"
 
 namespace pto::cli {
 namespace {
@@ -12,18 +13,10 @@ constexpr double kWidth = 720, kHeight = 420;
 constexpr double kLeft = 80, kTop = 40, kBottom = 60, kLegendWidth = 170;
 constexpr double kCharWidth = 7;  // at font-size 12, generous for sans-serif
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return format_number("%.1f", v); }
 
 // "0.5", "2", "1e+04": short tick labels.
-std::string tick_label(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string tick_label(double v) { return format_number("%.3g", v); }
 
 std::string text(double x, double y, const std::string& s, const std::string& anchor = "middle",
                  const std::string& extra = "") {
