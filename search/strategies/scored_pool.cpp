@@ -5,6 +5,7 @@
 #include <exception>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <utility>
 
 #include "search/candidate_features.h"
@@ -14,6 +15,14 @@ namespace pto::search {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// round(log2(tasks)) of the estimate's busiest kernel: candidates of one stratum spread
+// the work alike.
+int parallelism_stratum(const Estimate& e) {
+  int64_t tasks = 1;
+  for (const KernelEstimate& k : e.kernels) tasks = std::max(tasks, k.aic_tasks + k.aiv_tasks);
+  return static_cast<int>(std::lround(std::log2(static_cast<double>(tasks))));
+}
 
 // The share of each batch drawn at random among the fresh candidates.
 constexpr size_t kExploreDivisor = 4;
@@ -36,6 +45,7 @@ ScoredPool::Scored ScoredPool::score(const TileConfig& config) const {
   entry.log_predicted = std::log(e.predicted_ns);
   entry.features = candidate_features(e, config);
   entry.residual = residual_.predict(entry.features);
+  entry.parallelism = parallelism_stratum(e);
   scored.entry = std::move(entry);
   return scored;
 }
@@ -168,28 +178,41 @@ std::vector<size_t> ScoredPool::best_overall(size_t max) const {
 
 std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt19937_64& rng) const {
   if (max == 0 || fresh_ == 0) return {};
-  std::vector<size_t> ranked = best_fresh(fresh_);
-  if (measured_ok_ >= min_measured && best_log_measured_) {
-    if (since_gain_ >= min_measured * kPatienceRounds) return {};
-    const double threshold =
-        *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + local_error();
-    const auto worth_end = std::find_if(ranked.begin(), ranked.end(),
-                                        [&](size_t i) { return log_time(i) >= threshold; });
-    if (worth_end == ranked.begin()) return {};
-  }
-  const size_t explore = max >= kExploreDivisor ? max / kExploreDivisor : 0;
-  const size_t exploit = std::min(max - explore, ranked.size());
+  const std::vector<size_t> ranked = best_fresh(fresh_);
+  if (search_done(ranked, min_measured)) return untried_strata(ranked, 0, max);
+  const size_t explore_slots = max >= kExploreDivisor ? max / kExploreDivisor : 0;
+  const size_t exploit = std::min(max - explore_slots, ranked.size());
   std::vector<size_t> picked(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit));
+  for (size_t i : untried_strata(ranked, exploit, max - picked.size())) picked.push_back(i);
   // The rest: a partial Fisher-Yates shuffle of the better half of the fresh candidates
   // not taken — exploring the predicted worst (tiny tiles of a large matmul) costs
   // minutes of simulation and teaches little.
-  const size_t explore_end = std::max(exploit, std::min(ranked.size(), (ranked.size() + 1) / 2));
-  std::vector<size_t> rest(ranked.begin() + static_cast<std::ptrdiff_t>(exploit),
-                           ranked.begin() + static_cast<std::ptrdiff_t>(explore_end));
+  const std::set<size_t> taken(picked.begin(), picked.end());
+  std::vector<size_t> rest;
+  for (size_t k = exploit; k < std::max(exploit, (ranked.size() + 1) / 2); ++k)
+    if (!taken.count(ranked[k])) rest.push_back(ranked[k]);
   for (size_t k = 0; k < rest.size() && picked.size() < max; ++k) {
     std::swap(rest[k], rest[k + rng() % (rest.size() - k)]);
     picked.push_back(rest[k]);
   }
+  return picked;
+}
+
+bool ScoredPool::search_done(const std::vector<size_t>& ranked, size_t min_measured) const {
+  if (measured_ok_ < min_measured || !best_log_measured_) return false;
+  if (since_gain_ >= min_measured * kPatienceRounds) return true;
+  const double threshold = *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + local_error();
+  return ranked.empty() || log_time(ranked.front()) >= threshold;
+}
+
+std::vector<size_t> ScoredPool::untried_strata(const std::vector<size_t>& ranked, size_t first, size_t max) const {
+  std::set<int> tried;
+  for (const Entry& e : entries_)
+    if (e.state != State::Fresh) tried.insert(e.parallelism);
+  for (size_t k = 0; k < first; ++k) tried.insert(entries_[ranked[k]].parallelism);
+  std::vector<size_t> picked;
+  for (size_t k = first; k < ranked.size() && picked.size() < max; ++k)
+    if (tried.insert(entries_[ranked[k]].parallelism).second) picked.push_back(ranked[k]);
   return picked;
 }
 

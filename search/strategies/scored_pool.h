@@ -48,9 +48,17 @@ class ScoredPool {
   void observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results);
 
   // Up to `max` fresh candidates worth measuring: the best by corrected prediction,
-  // with about a quarter drawn at random among the better half of the other fresh ones
-  // (exploration feeds the residual model candidates unlike the ones it already knows).
-  // Empty once at least `min_measured` were measured and either
+  // with about a quarter for exploration, which feeds the residual model candidates
+  // unlike the ones it already knows: first the best-predicted fresh candidate of each
+  // parallelism stratum (tasks of the busiest kernel, in powers of two) that nothing
+  // measured or proposed is in yet, best first — the analytical model's error is
+  // largest across that axis (a K-heavy matmul on 4 cores against 16: load imbalance
+  // against shared L2 fills), and the residual model cannot correct along an axis it
+  // has no samples on — then picks drawn at random among the better half of the other
+  // fresh ones. Once the search is done (search_done), only the strata not yet tried,
+  // until none is left.
+  //
+  // The search is done once at least `min_measured` were measured and either
   //  - no fresh candidate could beat the measured best by more than the noise margin:
   //    "could" is the corrected prediction less the residual model's leave-one-out
   //    error over the kLocalRows best measured candidates — the error where the
@@ -75,6 +83,7 @@ class ScoredPool {
     double residual = 0;
     State state = State::Fresh;
     double log_measured = 0;
+    int parallelism = 0;  // the parallelism stratum: round(log2(tasks)), see pick()
   };
 
   // What add() computes for a candidate before inserting it: its program (absent when
@@ -89,6 +98,12 @@ class ScoredPool {
   // The `max` best of `ids` by log_time, best first; ties by index.
   std::vector<size_t> best_of(std::vector<size_t> ids, size_t max) const;
   void refit();
+  // Whether the stop rule of pick() holds.
+  bool search_done(const std::vector<size_t>& ranked, size_t min_measured) const;
+  // The best of each parallelism stratum not yet tried, in the order of `ranked` (the
+  // fresh candidates, best first), from ranked[first] on (the ones before it count as
+  // tried); at most `max`.
+  std::vector<size_t> untried_strata(const std::vector<size_t>& ranked, size_t first, size_t max) const;
   // The leave-one-out rms error of the residual model over the best measured rows.
   double local_error() const;
   // Counts a successful measurement towards the stagnation rule.

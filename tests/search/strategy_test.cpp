@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -148,6 +150,57 @@ TEST(Strategy, ModelGuidedStrategiesStopWhenNothingIsPredictedToWin) {
       proposed += batch.size();
     }
     EXPECT_LT(proposed, feasible) << key << ": topk measured everything with a perfect model";
+  }
+}
+
+// The tasks of a candidate's busiest kernel, in powers of two: the axis along which
+// topk explores (search/strategies/scored_pool.h).
+int parallelism(const CostModel& model, const TileConfig& c) {
+  int64_t tasks = 1;
+  for (const KernelEstimate& k : model.estimate(c).kernels) tasks = std::max(tasks, k.aic_tasks + k.aiv_tasks);
+  return static_cast<int>(std::lround(std::log2(static_cast<double>(tasks))));
+}
+
+// Where the model is wrong about one whole degree of parallelism — the one whose best
+// candidate it ranks last, measured 3x faster than predicted, so that its best is the
+// true winner — topk still comes within its noise margin of the true winner: it tries the best candidate of every
+// stratum before it stops, and the residual model cannot learn about a stratum
+// it has never measured.
+TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLast) {
+  for (const std::string& key : workloads()) {
+    const Subject setup(key);
+    std::map<int, double> best_of_stratum;  // stratum -> best predicted time in it
+    for (const TileConfig& c : setup.space.enumerate(UINT64_MAX)) {
+      const auto [it, added] = best_of_stratum.emplace(parallelism(setup.model, c), setup.model.predict_ns(c));
+      if (!added) it->second = std::min(it->second, setup.model.predict_ns(c));
+    }
+    if (best_of_stratum.size() < 3) continue;
+    const auto by_time = [](const auto& a, const auto& b) { return a.second < b.second; };
+    const int last = std::max_element(best_of_stratum.begin(), best_of_stratum.end(), by_time)->first;
+    const double truth = std::min(best_of_stratum[last] / 3,
+                                  std::min_element(best_of_stratum.begin(), best_of_stratum.end(), by_time)->second);
+    auto skewed = [&](const TileConfig& c) {
+      measure::Measurement m;
+      const double t = setup.model.predict_ns(c) / (parallelism(setup.model, c) == last ? 3 : 1);
+      m.stats = {t, t, t, 1};
+      return m;
+    };
+    std::unique_ptr<Strategy> s = make_strategy("topk", setup.context());
+    const TileConfig& base = setup.space.baseline();
+    const measure::Measurement bm = skewed(base);
+    s->observe(std::span(&base, 1), std::span(&bm, 1));
+    double best = bm.stats.median_ns;
+    size_t proposed = 0;
+    for (std::vector<TileConfig> batch = s->propose(8); !batch.empty(); batch = s->propose(8)) {
+      std::vector<measure::Measurement> results;
+      for (const TileConfig& c : batch) {
+        results.push_back(skewed(c));
+        best = std::min(best, results.back().stats.median_ns);
+      }
+      s->observe(batch, results);
+      proposed += batch.size();
+    }
+    EXPECT_LE(best, truth * (1 + setup.context().noise)) << key << ": stratum 2^" << last << " tasks, " << proposed << " proposed";
   }
 }
 
