@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/ranking_report.h"
+#include "bench/report_program.h"
 #include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
@@ -76,20 +77,12 @@ struct Options {
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) usage_error("ranking_bench: " + arg + " needs a value");
-    const std::string value = argv[++i];
-    if (arg == "--samples") {
-      o.samples = std::stoul(value);
-    } else if (arg == "--seed") {
-      o.seed = std::stoull(value);
-    } else if (arg == "--filter") {
-      o.filter = value;
-    } else {
-      usage_error("ranking_bench: unknown option '" + arg + "' (known: --samples, --seed, --filter)");
-    }
-  }
+  bench::po::options_description options("options");
+  options.add_options()
+      ("samples", bench::po::value(&o.samples)->default_value(o.samples), "evaluation candidates per workload (at least 6)")
+      ("seed", bench::po::value(&o.seed)->default_value(o.seed), "seed of the candidate draw")
+      ("filter", bench::po::value(&o.filter), "comma-separated substrings of the workloads to run");
+  bench::parse_report_options(argc, argv, "ranking_bench [options]", options);
   if (o.samples < 6) usage_error("ranking_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   return o;
 }
@@ -271,10 +264,5 @@ int run(int argc, char** argv) {
 }  // namespace pto
 
 int main(int argc, char** argv) {
-  try {
-    return pto::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "ranking_bench: " << e.what() << "\n";
-    return 2;
-  }
+  return pto::bench::report_main("ranking_bench", [&] { return pto::run(argc, argv); });
 }

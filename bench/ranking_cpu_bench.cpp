@@ -44,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/ranking_report.h"
+#include "bench/report_program.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/calibrate.h"
@@ -98,41 +99,26 @@ struct Options {
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) usage_error("ranking_cpu_bench: " + arg + " needs a value");
-    const std::string value = argv[++i];
-    if (arg == "--samples") {
-      o.samples = std::stoul(value);
-    } else if (arg == "--seed") {
-      o.seed = std::stoull(value);
-    } else if (arg == "--threads") {
-      o.threads = std::stoi(value);
-    } else if (arg == "--min-time-ms") {
-      o.min_time_ms = std::stod(value);
-    } else if (arg == "--repetitions") {
-      o.repetitions = std::stoi(value);
-    } else if (arg == "--passes") {
-      o.passes = std::stoi(value);
-    } else if (arg == "--filter") {
-      o.filter = value;
-    } else if (arg == "--prior-weight") {
-      o.prior_weight = std::stod(value);
-    } else if (arg == "--verbose") {
-      o.verbose = value == "1";
-    } else if (arg == "--clock") {
-      if (value != "cpu" && value != "wall") usage_error("ranking_cpu_bench: --clock is cpu or wall, got " + value);
-      o.cpu_time = value == "cpu";
-    } else if (arg == "--save") {
-      o.save = value;
-    } else if (arg == "--load") {
-      o.load = value;
-    } else {
-      usage_error("ranking_cpu_bench: unknown option '" + arg +
-                  "' (known: --samples, --seed, --threads, --min-time-ms, --repetitions, --passes, --filter, "
-                  "--clock, --save, --load, --verbose, --prior-weight)");
-    }
-  }
+  std::string clock = "cpu";
+  int verbose = 0;
+  bench::po::options_description options("options");
+  options.add_options()
+      ("samples", bench::po::value(&o.samples)->default_value(o.samples), "candidates per workload (at least 6)")
+      ("seed", bench::po::value(&o.seed)->default_value(o.seed), "seed of the candidate draw")
+      ("threads", bench::po::value(&o.threads)->default_value(o.threads), "threads of the runtime and cores of the model")
+      ("min-time-ms", bench::po::value(&o.min_time_ms)->default_value(o.min_time_ms), "timed milliseconds per candidate and pass")
+      ("repetitions", bench::po::value(&o.repetitions)->default_value(o.repetitions), "timed runs per candidate and pass, at least")
+      ("passes", bench::po::value(&o.passes)->default_value(o.passes), "passes over the whole suite (independent machine states)")
+      ("filter", bench::po::value(&o.filter), "comma-separated substrings of the workloads to run")
+      ("clock", bench::po::value(&clock)->default_value(clock), "cpu (the process's CPU time) or wall")
+      ("save", bench::po::value(&o.save), "write every measurement to FILE (JSON lines)")
+      ("load", bench::po::value(&o.load), "score the measurements of FILE instead of measuring")
+      ("verbose", bench::po::value(&verbose)->default_value(verbose), "1: every sample with its breakdown, on stderr")
+      ("prior-weight", bench::po::value(&o.prior_weight)->default_value(o.prior_weight), "the calibration's pull towards the datasheet figures");
+  bench::parse_report_options(argc, argv, "ranking_cpu_bench [options]", options);
+  if (clock != "cpu" && clock != "wall") usage_error("ranking_cpu_bench: --clock is cpu or wall, got " + clock);
+  o.cpu_time = clock == "cpu";
+  o.verbose = verbose == 1;
   if (o.samples < 6) usage_error("ranking_cpu_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   if (o.threads < 1) usage_error("ranking_cpu_bench: --threads must be at least 1, got " + std::to_string(o.threads));
   if (o.passes < 1) usage_error("ranking_cpu_bench: --passes must be at least 1, got " + std::to_string(o.passes));
@@ -361,8 +347,7 @@ int run(int argc, char** argv) {
   const std::unique_ptr<measure::Runner> cpu = measure::make_runner("cpu", host, ro);
   std::vector<CaseRun> runs;
   for (const Case& c : suite()) {
-    if (!o.filter.empty() && c.key.find(o.filter) == std::string::npos && c.label.find(o.filter) == std::string::npos)
-      continue;
+    if (!bench::selected(o.filter, c.key, c.label)) continue;
     runs.push_back(prepare_case(c, o, model_target));
   }
   if (o.load.empty()) {  // pass 1 of the whole suite, then pass 2, ...: independent machine states
@@ -395,10 +380,5 @@ int run(int argc, char** argv) {
 }  // namespace pto
 
 int main(int argc, char** argv) {
-  try {
-    return pto::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  }
+  return pto::bench::report_main("ranking_cpu_bench", [&] { return pto::run(argc, argv); });
 }

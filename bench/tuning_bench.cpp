@@ -39,6 +39,7 @@
 #include "measure/runner.h"
 #include "search/space_generator.h"
 #include "search/tuner.h"
+#include "bench/report_program.h"
 
 namespace pto::search {
 namespace {
@@ -83,38 +84,20 @@ struct Options {
   bool timing = true;  // the two time-to-tune jobs at the end
 };
 
-// --filter takes comma-separated substrings of the labels.
-bool selected(const std::string& label, const std::string& filter) {
-  if (filter.empty()) return true;
-  size_t start = 0;
-  while (start <= filter.size()) {
-    const size_t end = std::min(filter.find(',', start), filter.size());
-    if (end > start && label.find(filter.substr(start, end - start)) != std::string::npos) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--list") {
-      o.list = true;
-    } else if (arg == "--no-timing") {
-      o.timing = false;
-    } else if (arg == "--no-cpu") {
-      o.cpu = false;
-    } else if (arg == "--only-cpu") {
-      o.sim = false;
-    } else if (i + 1 < argc && arg == "--seeds") {
-      o.seeds = std::stoi(argv[++i]);
-    } else if (i + 1 < argc && arg == "--filter") {
-      o.filter = argv[++i];
-    } else {
-      usage_error("tuning_bench: unknown option '" + arg + "' (known: --seeds N, --filter S[,S...], --no-cpu, --only-cpu, --no-timing, --list)");
-    }
-  }
+  bench::po::options_description options("options");
+  options.add_options()
+      ("seeds", bench::po::value(&o.seeds)->default_value(o.seeds), "seeds each strategy runs with per workload")
+      ("filter", bench::po::value(&o.filter), "comma-separated substrings of the workloads to run")
+      ("no-cpu", bench::po::bool_switch(), "skip the cpu workloads")
+      ("only-cpu", bench::po::bool_switch(), "skip the sim workloads")
+      ("no-timing", bench::po::bool_switch(), "skip the two time-to-tune jobs at the end")
+      ("list", bench::po::bool_switch(&o.list), "print each workload's space and run nothing");
+  const bench::po::variables_map vm = bench::parse_report_options(argc, argv, "tuning_bench [options]", options);
+  o.cpu = !vm["no-cpu"].as<bool>();
+  o.sim = !vm["only-cpu"].as<bool>();
+  o.timing = !vm["no-timing"].as<bool>();
   if (o.seeds < 1) usage_error("tuning_bench: --seeds must be at least 1");
   return o;
 }
@@ -467,40 +450,38 @@ void time_to_tune(const std::string& key, const std::string& backend, const char
             << fmt("%.2f s", cpu_s) << " | " << target_s << " | " << fmt("%.2fx", r.speedup_vs_default) << " |\n";
 }
 
+int run(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  std::vector<CaseResult> results;
+  for (const Case& c : suite()) {
+    if (!bench::selected(o.filter, c.key, c.label)) continue;
+    if ((c.backend == "cpu" && !o.cpu) || (c.backend == "sim" && !o.sim)) continue;
+    if (o.list) {
+      list_case(c);
+    } else {
+      results.push_back(run_case(c, o));
+    }
+  }
+  if (o.list) return 0;
+  std::cout << "# Tuning quality (sim figures simulated on ascend910b1; cpu figures measured on this host)\n\n";
+  if (!results.empty()) {
+    print_quality(results);
+    print_convergence(results, o.seeds);
+    print_winners(results);
+  }
+  if (!o.timing) return 0;
+  std::cout << "## Time to tune one workload (auto strategy, wall time)\n\n"
+               "| workload | backend | strategy picked | measurements | wall time | CPU time (with children) | "
+               "target | speedup |\n"
+               "|---|---|---|---|---|---|---|---|\n" << std::flush;
+  if (o.sim) time_to_tune("matmul|4096,4096,4096|fp16", "sim", "< 5 s");
+  if (o.cpu) time_to_tune("matmul|1024,1024,1024|fp32", "cpu", "< 15 s");
+  return 0;
+}
+
 }  // namespace
 }  // namespace pto::search
 
 int main(int argc, char** argv) {
-  using namespace pto::search;
-  try {
-    const Options o = parse_options(argc, argv);
-    std::vector<CaseResult> results;
-    for (const Case& c : suite()) {
-      if (!selected(c.label, o.filter)) continue;
-      if ((c.backend == "cpu" && !o.cpu) || (c.backend == "sim" && !o.sim)) continue;
-      if (o.list) {
-        list_case(c);
-      } else {
-        results.push_back(run_case(c, o));
-      }
-    }
-    if (o.list) return 0;
-    std::cout << "# Tuning quality (sim figures simulated on ascend910b1; cpu figures measured on this host)\n\n";
-    if (!results.empty()) {
-      print_quality(results);
-      print_convergence(results, o.seeds);
-      print_winners(results);
-    }
-    if (!o.timing) return 0;
-    std::cout << "## Time to tune one workload (auto strategy, wall time)\n\n"
-                 "| workload | backend | strategy picked | measurements | wall time | CPU time (with children) | "
-                 "target | speedup |\n"
-                 "|---|---|---|---|---|---|---|---|\n" << std::flush;
-    if (o.sim) time_to_tune("matmul|4096,4096,4096|fp16", "sim", "< 5 s");
-    if (o.cpu) time_to_tune("matmul|1024,1024,1024|fp32", "cpu", "< 15 s");
-  } catch (const pto::Error& e) {
-    std::cerr << "tuning_bench: " << e.what() << "\n";
-    return pto::exit_code(e.category());
-  }
-  return 0;
+  return pto::bench::report_main("tuning_bench", [&] { return pto::search::run(argc, argv); });
 }

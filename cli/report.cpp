@@ -7,7 +7,9 @@
 #include <map>
 #include <set>
 
+#include "cli/format_number.h"
 #include "cli/svg_plot.h"
+#include "cost_model/format_ns.h"
 #include "cost_model/ranking.h"
 
 namespace pto::cli {
@@ -16,17 +18,7 @@ namespace {
 using search::RecordKey;
 using search::TuningRecord;
 
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string time_text(double ns) {
-  if (ns >= 1e6) return fixed(ns / 1e6, 3) + " ms";
-  if (ns >= 1e3) return fixed(ns / 1e3, 2) + " µs";
-  return fixed(ns, 0) + " ns";
-}
+std::string time_text(double ns) { return format_ns(ns, MicroUnit::Micro); }
 
 std::string label_of(const RecordKey& key, const std::string& target) { return key.workload + " @" + target + " (" + key.backend + ")"; }
 
@@ -159,7 +151,7 @@ std::map<std::string, Ranking> rankings(const std::vector<KeyRecords>& keys) {
   return out;
 }
 
-std::string percent(double fraction) { return fixed(100 * fraction, 1) + "%"; }
+std::string percent(double fraction) { return format_number("%.1f%%", 100 * fraction); }
 
 // Rows of (cells); the first row is the header. Both formats share it.
 using Table = std::vector<std::vector<std::string>>;
@@ -169,14 +161,14 @@ Table outcome_table(const std::vector<Outcome>& results) {
   for (const Outcome& o : results)
     t.push_back({o.key->key.workload, o.key->target, backend_label(o.key->key.backend), o.winner->config.to_string(),
                  time_text(o.winner->time_ns()), o.baseline ? time_text(o.baseline->time_ns()) : "not measured",
-                 o.baseline ? fixed(o.speedup(), 2) + "×" : "–", o.winner->strategy});
+                 o.baseline ? format_number("%.2f×", o.speedup()) : "–", o.winner->strategy});
   return t;
 }
 
 Table ranking_table(const std::map<std::string, Ranking>& ranks) {
   Table t = {{"backend", "workloads", "Kendall τ", "top-1 regret", "top-5 regret"}};
   for (const auto& [backend, g] : ranks)
-    t.push_back({backend_label(backend), std::to_string(g.workloads), fixed(g.tau, 3), percent(g.top1), percent(g.top5)});
+    t.push_back({backend_label(backend), std::to_string(g.workloads), format_number("%.3f", g.tau), percent(g.top1), percent(g.top5)});
   return t;
 }
 
