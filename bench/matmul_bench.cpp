@@ -4,7 +4,7 @@
 // a small grid of cube tiles, each compiled by compile() for the host target (the
 // grid is timed once per point before the benchmark loop; the label names the
 // winner). OpenBLAS runs cblas_sgemm on the same row-major data when the build found
-// it (PTO_HAVE_BLAS). Run as results/cpu_matmul.md says, with OPENBLAS_CORETYPE set.
+// it (PTO_HAVE_BLAS). Run as results/run.sh does (OPENBLAS_CORETYPE=SKYLAKEX on AVX-512 CPUs).
 #include <benchmark/benchmark.h>
 
 #include <chrono>

@@ -32,6 +32,12 @@ constexpr size_t kLocalRows = 8;
 // Rounds of min_measured successful measurements without a gain beyond the noise
 // margin that end the search.
 constexpr size_t kPatienceRounds = 2;
+// How much slower than the measured best a stratum's best candidate may be predicted and
+// still be explored: the analytical model's error across strata is within it (a K-heavy
+// matmul's winner on 4 cores was predicted 1.3x slower than simulated), while the strata
+// far beyond it (one core for a 4096^3 matmul) cost seconds of simulation each and
+// cannot win.
+constexpr double kStratumReach = 1.5;
 
 }  // namespace
 
@@ -210,8 +216,9 @@ std::vector<size_t> ScoredPool::untried_strata(const std::vector<size_t>& ranked
   for (const Entry& e : entries_)
     if (e.state != State::Fresh) tried.insert(e.parallelism);
   for (size_t k = 0; k < first; ++k) tried.insert(entries_[ranked[k]].parallelism);
+  const double reach = best_log_measured_ ? *best_log_measured_ + std::log(kStratumReach) : kInfinity;
   std::vector<size_t> picked;
-  for (size_t k = first; k < ranked.size() && picked.size() < max; ++k)
+  for (size_t k = first; k < ranked.size() && picked.size() < max && log_time(ranked[k]) < reach; ++k)
     if (tried.insert(entries_[ranked[k]].parallelism).second) picked.push_back(ranked[k]);
   return picked;
 }

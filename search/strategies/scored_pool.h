@@ -51,7 +51,8 @@ class ScoredPool {
   // with about a quarter for exploration, which feeds the residual model candidates
   // unlike the ones it already knows: first the best-predicted fresh candidate of each
   // parallelism stratum (tasks of the busiest kernel, in powers of two) that nothing
-  // measured or proposed is in yet, best first — the analytical model's error is
+  // measured or proposed is in yet and that is predicted within kStratumReach of the
+  // measured best, best first — the analytical model's error is
   // largest across that axis (a K-heavy matmul on 4 cores against 16: load imbalance
   // against shared L2 fills), and the residual model cannot correct along an axis it
   // has no samples on — then picks drawn at random among the better half of the other
@@ -102,7 +103,7 @@ class ScoredPool {
   bool search_done(const std::vector<size_t>& ranked, size_t min_measured) const;
   // The best of each parallelism stratum not yet tried, in the order of `ranked` (the
   // fresh candidates, best first), from ranked[first] on (the ones before it count as
-  // tried); at most `max`.
+  // tried), while predicted within kStratumReach of the measured best; at most `max`.
   std::vector<size_t> untried_strata(const std::vector<size_t>& ranked, size_t first, size_t max) const;
   // The leave-one-out rms error of the residual model over the best measured rows.
   double local_error() const;

@@ -161,12 +161,15 @@ int parallelism(const CostModel& model, const TileConfig& c) {
   return static_cast<int>(std::lround(std::log2(static_cast<double>(tasks))));
 }
 
-// Where the model is wrong about one whole degree of parallelism — the one whose best
-// candidate it ranks last, measured 3x faster than predicted, so that its best is the
-// true winner — topk still comes within its noise margin of the true winner: it tries the best candidate of every
-// stratum before it stops, and the residual model cannot learn about a stratum
-// it has never measured.
-TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLast) {
+// Where the model is wrong about one whole degree of parallelism — of the strata whose
+// best candidate it predicts within 1.4x of its overall best (inside topk's reach of
+// 1.5x, search/strategies/scored_pool.cpp), the one it ranks last, measured 2x faster
+// than predicted, so that its best is the true winner — topk still comes within its
+// noise margin of the true winner: it tries the best candidate of every stratum in
+// reach before it stops, and the residual model cannot learn about a stratum it has
+// never measured.
+TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLastInReach) {
+  int tested = 0;
   for (const std::string& key : workloads()) {
     const Subject setup(key);
     std::map<int, double> best_of_stratum;  // stratum -> best predicted time in it
@@ -174,14 +177,15 @@ TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLast) {
       const auto [it, added] = best_of_stratum.emplace(parallelism(setup.model, c), setup.model.predict_ns(c));
       if (!added) it->second = std::min(it->second, setup.model.predict_ns(c));
     }
-    if (best_of_stratum.size() < 3) continue;
     const auto by_time = [](const auto& a, const auto& b) { return a.second < b.second; };
+    const double overall = std::min_element(best_of_stratum.begin(), best_of_stratum.end(), by_time)->second;
+    std::erase_if(best_of_stratum, [&](const auto& s) { return s.second > 1.4 * overall; });
+    if (best_of_stratum.size() < 2) continue;
     const int last = std::max_element(best_of_stratum.begin(), best_of_stratum.end(), by_time)->first;
-    const double truth = std::min(best_of_stratum[last] / 3,
-                                  std::min_element(best_of_stratum.begin(), best_of_stratum.end(), by_time)->second);
+    const double truth = best_of_stratum[last] / 2;
     auto skewed = [&](const TileConfig& c) {
       measure::Measurement m;
-      const double t = setup.model.predict_ns(c) / (parallelism(setup.model, c) == last ? 3 : 1);
+      const double t = setup.model.predict_ns(c) / (parallelism(setup.model, c) == last ? 2 : 1);
       m.stats = {t, t, t, 1};
       return m;
     };
@@ -200,8 +204,10 @@ TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLast) {
       s->observe(batch, results);
       proposed += batch.size();
     }
+    ++tested;
     EXPECT_LE(best, truth * (1 + setup.context().noise)) << key << ": stratum 2^" << last << " tasks, " << proposed << " proposed";
   }
+  EXPECT_GE(tested, 3) << "too few workloads with two strata in reach: the test shows nothing";
 }
 
 TEST(Strategy, AutoSaysWhichItPicked) {
