@@ -189,14 +189,11 @@ std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt199
   const size_t explore_slots = max >= kExploreDivisor ? max / kExploreDivisor : 0;
   const size_t exploit = std::min(max - explore_slots, ranked.size());
   std::vector<size_t> picked(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit));
-  for (size_t i : untried_strata(ranked, exploit, max - picked.size())) picked.push_back(i);
   // The rest: a partial Fisher-Yates shuffle of the better half of the fresh candidates
   // not taken — exploring the predicted worst (tiny tiles of a large matmul) costs
   // minutes of simulation and teaches little.
-  const std::set<size_t> taken(picked.begin(), picked.end());
-  std::vector<size_t> rest;
-  for (size_t k = exploit; k < std::max(exploit, (ranked.size() + 1) / 2); ++k)
-    if (!taken.count(ranked[k])) rest.push_back(ranked[k]);
+  std::vector<size_t> rest(ranked.begin() + static_cast<std::ptrdiff_t>(exploit),
+                           ranked.begin() + static_cast<std::ptrdiff_t>(std::max(exploit, (ranked.size() + 1) / 2)));
   for (size_t k = 0; k < rest.size() && picked.size() < max; ++k) {
     std::swap(rest[k], rest[k + rng() % (rest.size() - k)]);
     picked.push_back(rest[k]);

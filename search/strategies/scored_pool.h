@@ -48,16 +48,18 @@ class ScoredPool {
   void observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results);
 
   // Up to `max` fresh candidates worth measuring: the best by corrected prediction,
-  // with about a quarter for exploration, which feeds the residual model candidates
-  // unlike the ones it already knows: first the best-predicted fresh candidate of each
+  // with about a quarter drawn at random among the better half of the other fresh ones
+  // (exploration feeds the residual model candidates unlike the ones it already knows).
+  // Once the search is done (search_done), the best-predicted fresh candidate of each
   // parallelism stratum (tasks of the busiest kernel, in powers of two) that nothing
   // measured or proposed is in yet and that is predicted within kStratumReach of the
-  // measured best, best first — the analytical model's error is
+  // measured best, best first, until none is left: the analytical model's error is
   // largest across that axis (a K-heavy matmul on 4 cores against 16: load imbalance
   // against shared L2 fills), and the residual model cannot correct along an axis it
-  // has no samples on — then picks drawn at random among the better half of the other
-  // fresh ones. Once the search is done (search_done), only the strata not yet tried,
-  // until none is left.
+  // has no samples on. A stratum's candidate that wins starts the search again. (Taking
+  // the strata within every batch instead crowded out the random picks whose spread
+  // keeps the stop rule honest: a 1024^3 matmul then stopped after 9 measurements at
+  // 34.6 us instead of 25 at 32.8 us.)
   //
   // The search is done once at least `min_measured` were measured and either
   //  - no fresh candidate could beat the measured best by more than the noise margin:
