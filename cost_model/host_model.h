@@ -62,6 +62,9 @@ bool is_host_target(const Target& target);
 class HostModel {
  public:
   HostModel(const TensorGraph& graph, const Target& target);  // both kept by reference
+  // ... so a temporary would dangle (an ASan run caught a test doing that).
+  HostModel(const TensorGraph& graph, Target&& target) = delete;
+  HostModel(TensorGraph&& graph, const Target& target) = delete;
 
   // One kernel's time in cycles, its launch included. Fills `detail` (cycles; everything
   // but its bound) when given.

@@ -185,7 +185,8 @@ TEST(HostModel, EdgeBlocksCostAtLeastTheirShare) {
   // vectors a 48-column tail needs. Either way a partial block costs at least its share
   // of a full one, and a wider tile never costs less.
   const TensorGraph g = build_graph(matmul_workload(64, 64, 64, DType::F32));
-  const HostModel avx2(g, avx2_host()), avx512(g, fixed_host());
+  const Target avx2_target = avx2_host(), avx512_target = fixed_host();  // HostModel keeps a reference
+  const HostModel avx2(g, avx2_target), avx512(g, avx512_target);
   std::mt19937 rng(21);
   for (int i = 0; i < 40; ++i) {
     const int64_t m = 1 + rng() % 128, k = 1 + rng() % 96, n = 1 + rng() % 160;
