@@ -199,8 +199,11 @@ TEST(HostModel, EdgeBlocksCostAtLeastTheirShare) {
       EXPECT_LT(h->tmatmul_fma_cycles(m, n, k), h->tmatmul_fma_cycles(m, n, k + 1));
     }
   }
-  // AVX-512: a 16-column tail block is one vector wide, a third of a 48-column one.
-  EXPECT_NEAR(avx512.tmatmul_fma_cycles(8, 16, 32) * 3, avx512.tmatmul_fma_cycles(8, 48, 32), 1e-9);
+  // AVX-512: a 16-column tail block is one vector wide, cheaper than a 48-column one,
+  // though not by the full 3x: it loads as many A broadcasts per k step (it is
+  // load-bound where the full block is FMA-bound).
+  EXPECT_LT(avx512.tmatmul_fma_cycles(8, 16, 32), avx512.tmatmul_fma_cycles(8, 48, 32));
+  EXPECT_GE(avx512.tmatmul_fma_cycles(8, 16, 32) * 3, avx512.tmatmul_fma_cycles(8, 48, 32));
   EXPECT_DOUBLE_EQ(avx2.tmatmul_fma_cycles(4, 1, 32), avx2.tmatmul_fma_cycles(4, 16, 32));
 }
 
