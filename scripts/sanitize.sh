@@ -13,7 +13,8 @@ if [ "$which" != tsan ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_SANITIZE=address,undefined \
         -DPTO_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j "$(nproc)"
-  ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+  # The Python tests would need libasan preloaded into the interpreter (results/robustness.md).
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^python_'
 fi
 
 if [ "$which" != asan ]; then
