@@ -185,7 +185,7 @@ std::vector<size_t> ScoredPool::best_overall(size_t max) const {
 std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt19937_64& rng) const {
   if (max == 0 || fresh_ == 0) return {};
   const std::vector<size_t> ranked = best_fresh(fresh_);
-  if (search_done(ranked, min_measured)) return untried_strata(ranked, 0, max);
+  if (search_done(ranked, min_measured)) return untried_strata(ranked, max);
   const size_t explore_slots = max >= kExploreDivisor ? max / kExploreDivisor : 0;
   const size_t exploit = std::min(max - explore_slots, ranked.size());
   std::vector<size_t> picked(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit));
@@ -208,14 +208,13 @@ bool ScoredPool::search_done(const std::vector<size_t>& ranked, size_t min_measu
   return ranked.empty() || log_time(ranked.front()) >= threshold;
 }
 
-std::vector<size_t> ScoredPool::untried_strata(const std::vector<size_t>& ranked, size_t first, size_t max) const {
+std::vector<size_t> ScoredPool::untried_strata(const std::vector<size_t>& ranked, size_t max) const {
   std::set<int> tried;
   for (const Entry& e : entries_)
     if (e.state != State::Fresh) tried.insert(e.parallelism);
-  for (size_t k = 0; k < first; ++k) tried.insert(entries_[ranked[k]].parallelism);
   const double reach = best_log_measured_ ? *best_log_measured_ + std::log(kStratumReach) : kInfinity;
   std::vector<size_t> picked;
-  for (size_t k = first; k < ranked.size() && picked.size() < max && log_time(ranked[k]) < reach; ++k)
+  for (size_t k = 0; k < ranked.size() && picked.size() < max && log_time(ranked[k]) < reach; ++k)
     if (tried.insert(entries_[ranked[k]].parallelism).second) picked.push_back(ranked[k]);
   return picked;
 }

@@ -104,9 +104,9 @@ class ScoredPool {
   // Whether the stop rule of pick() holds.
   bool search_done(const std::vector<size_t>& ranked, size_t min_measured) const;
   // The best of each parallelism stratum not yet tried, in the order of `ranked` (the
-  // fresh candidates, best first), from ranked[first] on (the ones before it count as
-  // tried), while predicted within kStratumReach of the measured best; at most `max`.
-  std::vector<size_t> untried_strata(const std::vector<size_t>& ranked, size_t first, size_t max) const;
+  // fresh candidates, best first), while predicted within kStratumReach of the measured
+  // best; at most `max`.
+  std::vector<size_t> untried_strata(const std::vector<size_t>& ranked, size_t max) const;
   // The leave-one-out rms error of the residual model over the best measured rows.
   double local_error() const;
   // Counts a successful measurement towards the stagnation rule.
