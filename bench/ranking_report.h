@@ -6,10 +6,10 @@
 #pragma once
 
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "bench/report_program.h"
 #include "cost_model/ranking.h"
 
 namespace pto::bench {
@@ -22,13 +22,6 @@ struct Scores {
 
 inline Scores score(const std::vector<double>& predicted, const std::vector<double>& truth) {
   return {kendall_tau(predicted, truth), top_k_regret(predicted, truth, 1), top_k_regret(predicted, truth, 5)};
-}
-
-// One number, printf-formatted, for a table cell.
-inline std::string fmt(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
 }
 
 // A fraction as a percentage with one decimal; "-" when it is not finite (no regret to

@@ -1,13 +1,16 @@
 // What the report programs of bench/ share (ranking_bench, ranking_cpu_bench,
 // tuning_bench: each prints Markdown tables for results/, rather than timing a loop with
 // Google Benchmark): their options, read by Boost.Program_options with a --help that
-// lists them; the --filter that picks workloads of the suite; and a main that turns an
-// error into one line and the README's exit codes (2 for bad usage, 1 otherwise).
+// lists them; the --filter that picks workloads of the suite; the number format of their
+// table cells; and a main that turns an error into one line and the README's exit codes
+// (2 for bad usage, 1 otherwise).
 // Header-only: every bench program is an executable of its own.
 #pragma once
 
 #include <boost/program_options.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -37,6 +40,15 @@ inline po::variables_map parse_report_options(int argc, char** argv, const std::
     std::exit(0);
   }
   return vm;
+}
+
+// One number, printf-formatted, for a table cell; "-" when it is not finite (a tau of
+// one pass, a time never measured).
+inline std::string fmt(const char* format, double v) {
+  if (!std::isfinite(v)) return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
 }
 
 // The --filter option: comma-separated substrings of a workload's key or label; empty

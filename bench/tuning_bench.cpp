@@ -44,6 +44,8 @@
 namespace pto::search {
 namespace {
 
+using bench::fmt;
+
 struct Case {
   std::string label;
   std::string key;   // Workload::key()
@@ -136,7 +138,10 @@ class ReplayRunner : public measure::Runner {
     return it->second.m.ok() ? it->second.m.stats.median_ns : kNever;
   }
   // The best time in the table: the reference every strategy is judged against.
-  double best_ns() const { return best_configs(1).empty() ? kNever : time_ns(best_configs(1).front()); }
+  double best_ns() const {
+    const std::vector<TileConfig> best = best_configs(1);
+    return best.empty() ? kNever : time_ns(best.front());
+  }
   // The `n` configs of the table with the best times, best first.
   std::vector<TileConfig> best_configs(size_t n) const {
     std::vector<std::pair<double, const TileConfig*>> ok;
@@ -213,12 +218,6 @@ double geomean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += std::log(x);
   return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
-}
-
-std::string fmt(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
 }
 
 std::string count_or_never(double v) { return std::isinf(v) ? "never" : fmt("%.0f", v); }
@@ -449,11 +448,13 @@ double cpu_seconds() {
   return s;
 }
 
-// On the cpu the search times each candidate briefly (it only ranks them) and the
-// finalists are re-measured interleaved with the runner's full default timing.
+// A tuning job as `pto-tune tune` runs it: on the machine's own host target (all its
+// cores, not target_for's one-core host of the quality cases), where the search times
+// each candidate briefly (it only ranks them) and the finalists are re-measured
+// interleaved with the runner's full default timing.
 void time_to_tune(const std::string& key, const std::string& backend, const char* target_s) {
   const Workload w = Workload::parse_key(key);
-  const Target& target = target_for(backend);
+  const Target target = load_target(backend == "cpu" ? "host" : "ascend910b1");
   const measure::TuningRunners runners = measure::make_tuning_runners(backend, target, {});
   search::TuneOptions options;
   options.finalist_runner = runners.finalists.get();
