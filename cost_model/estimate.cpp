@@ -37,7 +37,10 @@
 //   simulator's DMA pipes do: one read and one write latency per task.)
 //   The busiest core runs waves = ceil(tasks / cores) tasks, the average task each time:
 //   P_pipe = waves · work_pipe / tasks.
-//   Overlap: nbuffer = 1: busy = Σ P (each task loads, computes, stores in turn).
+//   Overlap: Cube, nbuffer = 1: busy = Σ P (each task loads, computes, stores in turn).
+//     Vector, nbuffer = 1: the next task's loads wait for the compute that frees their
+//       buffers, but run beside the previous task's store (its own output buffer):
+//       busy = P_compute + max(P_load, P_store) + min(P_load, P_store) / waves.
 //     Cube, nbuffer ≥ 2: busy = max_pipe P + (Σ P − max P) / steps   (fill and drain;
 //       steps = waves · K steps per task).
 //     Vector, nbuffer = n ≥ 2: a core holds n tasks, the next one's loads running while the
@@ -284,6 +287,10 @@ struct CostModel::Impl {
     if (nbuffer >= 2 && w.vector_tasks) {
       run.time = tasks_in_flight(work, busiest[&Breakdown::read_latency] + busiest[&Breakdown::write_latency],
                                  static_cast<double>(run.waves), nbuffer);
+    } else if (w.vector_tasks) {
+      const std::array<TimeTerms, 2> transfers = {work.front() + busiest[&Breakdown::read_latency],
+                                                  work.back() + busiest[&Breakdown::write_latency]};
+      run.time = work[1] + work[2] + work[3] + overlapped(transfers, static_cast<double>(run.waves));
     } else {
       std::array<TimeTerms, 5> pipes = work;  // each transfer holds its pipe for the GM latency
       pipes.front() += busiest[&Breakdown::read_latency];

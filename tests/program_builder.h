@@ -10,6 +10,7 @@
 //     buffer()/emit() add to the latest block.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,9 @@ inline int add_buffer(BlockProgram& block, int id, std::string name, MemLevel le
   b.dtype = dtype;
   b.shape = std::move(shape);
   b.layout = layout;
+  // Each after the last of its level, as an allocator without reuse would place them.
+  for (const LocalBuffer& placed : block.buffers)
+    if (placed.level == b.level) b.byte_offset = std::max(b.byte_offset, placed.byte_offset + placed.bytes());
   block.buffers.push_back(std::move(b));
   return id;
 }

@@ -1,6 +1,7 @@
 #include "measure/sim/costed_block.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -110,17 +111,57 @@ PlannedStep plan_step(const Context& c, size_t index, std::vector<Operand>& gm_o
   return s;
 }
 
-// 1 + the highest slot index among the block's UB buffers, named "<tensor>.ub[<slot>]".
+// The slot of a UB buffer named "<tensor>.ub[<slot>]"; -1 for any other buffer.
+int slot_of(const LocalBuffer& b) {
+  const size_t open = b.name.rfind('[');
+  if (b.level != MemLevel::UB || open == std::string::npos || b.name.back() != ']') return -1;
+  const std::string digits = b.name.substr(open + 1, b.name.size() - open - 2);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(digits);
+}
+
+// 1 + the highest slot index among the block's UB buffers.
 int ub_slots(const BlockProgram& block) {
   int slots = 1;
-  for (const LocalBuffer& b : block.buffers) {
-    const size_t open = b.name.rfind('[');
-    if (b.level != MemLevel::UB || open == std::string::npos || b.name.back() != ']') continue;
-    const std::string digits = b.name.substr(open + 1, b.name.size() - open - 2);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    slots = std::max(slots, std::stoi(digits) + 1);
-  }
+  for (const LocalBuffer& b : block.buffers) slots = std::max(slots, slot_of(b) + 1);
   return slots;
+}
+
+bool share_bytes(const LocalBuffer& a, const LocalBuffer& b) {
+  return a.level == b.level && a.byte_offset < b.byte_offset + b.bytes() && b.byte_offset < a.byte_offset + a.bytes();
+}
+
+// What a write to a UB buffer must wait for in an older task on the same core. A slotted
+// load buffer with several slots belongs to the task `slots` runs back, and no other
+// buffer shares its bytes (the allocator keeps it live all task long); any other buffer
+// is the previous task's, and waits for every access there to a buffer sharing its bytes
+// (liveness-based reuse puts several values at one offset).
+std::vector<CostedBlock::Reuse> plan_reuse(const Context& c, int slots) {
+  const std::vector<Instr>& instrs = c.block.instrs;
+  std::vector<CostedBlock::Reuse> reuse(instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    const Operand& dst = instrs[i].dst;
+    if (dst.level != MemLevel::UB) continue;
+    const LocalBuffer& written = c.buffer(dst);
+    const bool own_slot = slots > 1 && slot_of(written) >= 0;
+    reuse[i].distance = own_slot ? slots : 1;
+    auto touches = [&](const Operand& o) {
+      if (o.level != MemLevel::UB) return false;
+      const LocalBuffer& b = c.buffer(o);
+      return own_slot ? b.id == written.id : share_bytes(b, written);
+    };
+    // A pipe runs its steps in order, so its last access stands for all of them.
+    std::array<int, kNumPipes> last{};
+    last.fill(-1);
+    for (size_t j = 0; j < instrs.size(); ++j) {
+      const Instr& in = instrs[j];
+      if (touches(in.dst) || std::any_of(in.src.begin(), in.src.end(), touches))
+        last[static_cast<int>(in.pipe)] = static_cast<int>(j);
+    }
+    for (int j : last)
+      if (j >= 0) reuse[i].after.push_back(j);
+  }
+  return reuse;
 }
 
 }  // namespace
@@ -131,7 +172,8 @@ CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   CostedBlock plan;
   plan.block = block.id;
   plan.core = block.core;
-  plan.tasks_in_flight = block.core == CoreType::AIV ? ub_slots(block) : 1;
+  const int slots = ub_slots(block);
+  plan.tasks_in_flight = block.core == CoreType::AIV ? slots + 1 : 1;
   plan.steps.reserve(block.instrs.size());
   for (size_t i = 0; i < block.instrs.size(); ++i) {
     plan.steps.push_back(plan_step(c, i, plan.gm_operands));
@@ -139,6 +181,8 @@ CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   }
   const std::vector<int> sets = matching_set_flags(block);
   for (size_t i = 0; i < sets.size(); ++i) plan.steps[i].matched_set = sets[i];
+  if (block.core == CoreType::AIV) plan.reuse = plan_reuse(c, slots);
+  plan.reuse.resize(plan.steps.size());
   return plan;
 }
 

@@ -38,11 +38,20 @@ struct PlannedStep {
 struct CostedBlock {
   int block = -1;
   CoreType core = CoreType::AIV;
-  // How many tasks of this block a core may hold at once: a vector block with n-slot
-  // UB input buffers ("x.ub[0]".."x.ub[n-1]") lets consecutive tasks alternate slots,
-  // so the next task's loads run while the previous one computes (docs/compiler.md).
+  // How many tasks of this block a core may hold at once. A vector block holds one more
+  // than its n-slot UB input buffers ("x.ub[0]".."x.ub[n-1]", consecutive tasks
+  // alternating slots): whatever a newer task may not yet touch is guarded step by step
+  // by `reuse`, as queue buffers are on the hardware, so with one slot the next task's
+  // loads still run while the previous one stores (docs/compiler.md).
   int tasks_in_flight = 1;
   std::vector<PlannedStep> steps;               // program order
+  // Per step that writes a UB buffer: the task `distance` runs older on the core (same
+  // block) must have run `after`, its steps touching those bytes, before this one starts.
+  struct Reuse {
+    int distance = 1;
+    std::vector<int> after;
+  };
+  std::vector<Reuse> reuse;                     // per step; `after` empty: no wait
   std::array<std::vector<int>, kNumPipes> pipe_steps;  // per pipe, in issue order
   std::vector<Operand> gm_operands;
 };

@@ -6,6 +6,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "core/error.h"
 #include "measure/sim/costed_block.h"
@@ -34,6 +35,7 @@ struct TaskRun {
   double end = 0;                            // latest end among its steps so far
   std::array<int, kNumPipes> next{};         // position in plan->pipe_steps[pipe]
   std::array<int, kNumPipes> waiting_on{};   // step index of the SET_FLAG a pipe waits for, -1
+  std::array<bool, kNumPipes> waiting_on_older{};  // a pipe waits for an older task to free UB bytes
   std::vector<double> step_end;              // per step of the block, -1 until it ran
   int pipes_left = 0;
   bool done_on(int p) const { return next[p] == static_cast<int>(plan->pipe_steps[p].size()); }
@@ -51,16 +53,34 @@ struct Core {
   std::array<double, kNumPipes> issue_at{};  // when the pipe can issue its next step
   std::array<double, kNumPipes> done_at{};   // when everything it issued has ended
   std::array<bool, kNumPipes> parked{};      // a GM step of the pipe waits in the event queue
+  double retired_end = 0;                    // when the last task that left the core ended
 
   TaskRun* owner(int p) {
     for (TaskRun& r : runs)
       if (!r.done_on(p)) return &r;
     return nullptr;
   }
+  // Tasks share a core only with tasks of their own block: only those guard the UB
+  // bytes they share (CostedBlock::reuse).
   bool accepts(const CostedBlock& plan) const {
-    int depth = plan.tasks_in_flight;
-    for (const TaskRun& r : runs) depth = std::min(depth, r.plan->tasks_in_flight);
-    return static_cast<int>(runs.size()) < depth;
+    if (runs.empty()) return true;
+    return runs.front().plan == &plan && static_cast<int>(runs.size()) < plan.tasks_in_flight;
+  }
+
+  // When the UB bytes step `s` of `run` writes are free of older tasks; -1 while an
+  // older task has yet to run a step that touches them.
+  double reuse_free_at(const TaskRun& run, int s) const {
+    const CostedBlock::Reuse& reuse = run.plan->reuse[s];
+    if (reuse.after.empty()) return 0;
+    const auto index = std::find_if(runs.begin(), runs.end(), [&](const TaskRun& r) { return &r == &run; }) - runs.begin();
+    if (index < reuse.distance) return retired_end;  // that task has left: it freed them by its end
+    const TaskRun& older = runs[index - reuse.distance];
+    double free_at = 0;
+    for (int step : reuse.after) {
+      if (older.step_end[step] < 0) return -1;
+      free_at = std::max(free_at, older.step_end[step]);
+    }
+    return free_at;
   }
 };
 
@@ -237,7 +257,12 @@ class Engine {
     while (TaskRun* run = core.owner(p)) {
       const int s = run->plan->pipe_steps[p][run->next[p]];
       const PlannedStep& step = run->plan->steps[s];
-      double start = std::max(core.issue_at[p], run->start);
+      const double free_at = core.reuse_free_at(*run, s);
+      if (free_at < 0) {
+        run->waiting_on_older[p] = true;
+        return;
+      }
+      double start = std::max({core.issue_at[p], run->start, free_at});
       if (step.kind == StepKind::WaitFlag) {
         const double set_end = run->step_end[step.matched_set];
         if (set_end < 0) {
@@ -251,17 +276,19 @@ class Engine {
       } else {
         start = std::max(start, core.done_at[p]);
       }
-      finish_step(c, *run, p, s, start, start + step.cycles, start + step.cycles);
+      finish_step(c, *run, p, s, start, start + step.cycles, start + step.cycles, runnable);
       if (step.kind == StepKind::SetFlag) wake_waiters(*run, s, runnable);
     }
   }
 
   // Busy time counts the union of the pipe's step intervals, which overlap only where
   // a transfer's latency hides behind the previous one.
+  // Newer tasks' pipes that wait for UB bytes older ones hold look again.
   void finish_step(int c, TaskRun& run, int p, int s, double start, double end, double next_issue,
-                   double l2_hit_bytes = -1) {
+                   std::vector<int>& runnable, double l2_hit_bytes = -1) {
     Core& core = cores_[c];
     if (trace_) trace_step(c, run, s, start, end, l2_hit_bytes);
+    wake_newer(core, run, runnable);
     run.step_end[s] = end;
     run.end = std::max(run.end, end);
     totals_.busy_cycles[core.pool][p] += end - std::max(start, std::min(core.done_at[p], end));
@@ -277,6 +304,16 @@ class Engine {
     const int block = program_.tasks[run.task].block;
     trace_->on_step({c, pool_core_type(pool), c - pool_first_[pool], run.task, &program_.blocks[block], s, start, end,
                      run.plan->steps[s].matched_set, l2_hit_bytes});
+  }
+
+  static void wake_newer(Core& core, const TaskRun& run, std::vector<int>& runnable) {
+    bool newer = false;
+    for (TaskRun& r : core.runs) {
+      if (newer)
+        for (int q = 0; q < kNumPipes; ++q)
+          if (std::exchange(r.waiting_on_older[q], false)) runnable.push_back(q);
+      newer = newer || &r == &run;
+    }
   }
 
   static void wake_waiters(TaskRun& run, int set_step, std::vector<int>& runnable) {
@@ -298,14 +335,16 @@ class Engine {
     const double hits_before = trace_ ? memory_.l2_hit_bytes() : 0;
     const double end = memory_.transfer(now_, step, window, task.bindings[window.id]);
     const double hits = trace_ && step.kind == StepKind::GmRead ? memory_.l2_hit_bytes() - hits_before : -1;
-    finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency), hits);
     std::vector<int> runnable{p};
+    finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency), runnable, hits);
     run_pipes(c, runnable);
   }
 
   void task_done(int c, int task) {
     Core& core = cores_[c];
-    core.runs.erase(std::find_if(core.runs.begin(), core.runs.end(), [&](const TaskRun& r) { return r.task == task; }));
+    const auto run = std::find_if(core.runs.begin(), core.runs.end(), [&](const TaskRun& r) { return r.task == task; });
+    core.retired_end = std::max(core.retired_end, run->end);
+    core.runs.erase(run);
     tasks_[task].done = true;
     totals_.makespan = std::max(totals_.makespan, now_);
     for (int d : tasks_[task].dependents)

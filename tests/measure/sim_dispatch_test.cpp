@@ -15,6 +15,9 @@
 namespace pto::sim {
 namespace {
 
+using testing::BlockBuilder;
+using testing::gm;
+using testing::local;
 using testing::make_task;
 using testing::one_kernel;
 using testing::row_tasks;
@@ -91,9 +94,12 @@ TEST(SimDispatch, TaskDepsAndKernelBarriersOrderWork) {
 TEST(SimDispatch, TaskDispatchCyclesDelayEveryTask) {
   Target t = with_cores(1, 1);
   const std::vector<BlockProgram> blocks = {vector_block(0, 16, 3)};
-  const double base = simulate(one_kernel(xy(48), blocks, row_tasks(3, 16, {0})), t).cycles;
+  std::vector<Task> chain = row_tasks(3, 16, {0});  // each task starts after the one before
+  chain[1].deps = {0};
+  chain[2].deps = {1};
+  const double base = simulate(one_kernel(xy(48), blocks, chain), t).cycles;
   t.task_dispatch_cycles = 500;
-  EXPECT_NEAR(simulate(one_kernel(xy(48), blocks, row_tasks(3, 16, {0})), t).cycles, base + 3 * 500, 1e-6);
+  EXPECT_NEAR(simulate(one_kernel(xy(48), blocks, chain), t).cycles, base + 3 * 500, 1e-6);
 }
 
 TEST(SimDispatch, WithoutSplitCoresVectorTasksShareTheOnePool) {
@@ -117,6 +123,47 @@ TEST(SimDispatch, VectorTasksWithTwoSlotsOverlapLoadsWithComputeOnOneCore) {
   const auto& u = doubled.pipe_utilisation.at(CoreType::AIV);
   const double slowest = std::max(u[static_cast<int>(Pipe::MTE2)], u[static_cast<int>(Pipe::V)]);
   EXPECT_GT(slowest, 0.8);
+}
+
+double busy(const SimResult& r, Pipe p) {
+  return r.pipe_utilisation.at(CoreType::AIV)[static_cast<int>(p)] * r.cycles;
+}
+
+// One slot per buffer, as Ascend C's depth-1 queues: the next task's load waits until the
+// vector unit is done with the input buffer, so loads and compute take turns, but the
+// store of one task runs beside the load of the next (separate output buffer).
+TEST(SimDispatch, SingleSlotVectorTasksOverlapTheStoreWithTheNextLoadButNotTheCompute) {
+  const Target t = with_cores(1, 1);
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 8; ++trial) {
+    const int64_t rows = 16 * std::uniform_int_distribution<int64_t>(1, 6)(rng);
+    const int adds = std::uniform_int_distribution<int>(1, 6)(rng);
+    const int tasks = std::uniform_int_distribution<int>(3, 9)(rng);
+    const SimResult r = simulate(one_kernel(xy(tasks * rows), {vector_block(0, rows, adds)}, row_tasks(tasks, rows, {0})), t);
+    const double load = busy(r, Pipe::MTE2), compute = busy(r, Pipe::V), store = busy(r, Pipe::MTE3);
+    EXPECT_GE(r.cycles, load + compute - 1e-6) << rows << " rows, " << adds << " adds";
+    // Every store but the last hides behind a load or a compute of the next task.
+    EXPECT_LT(r.cycles, load + compute + 1.5 * store / tasks) << rows << " rows, " << adds << " adds";
+  }
+}
+
+// A task that loads, computes and stores in one buffer leaves nothing for the next one
+// to overlap with: the tasks run back to back.
+TEST(SimDispatch, ATaskWorkingInPlaceHoldsItsBufferUntilItsStoreEnds) {
+  const Target t = with_cores(1, 1);
+  const int64_t rows = 32;
+  BlockBuilder b(0, "in_place", CoreType::AIV);
+  const int x = b.buffer(MemLevel::UB, DType::F16, {rows, 512});
+  b.load(local(MemLevel::UB, x, {rows, 512}), gm(0, {0, 0}, {rows, 512}));
+  b.sync(Pipe::MTE2, Pipe::V, 0);
+  b.vec(OpKind::Add, local(MemLevel::UB, x, {rows, 512}), {local(MemLevel::UB, x, {rows, 512}), local(MemLevel::UB, x, {rows, 512})});
+  b.sync(Pipe::V, Pipe::MTE3, 0);
+  b.store(gm(1, {0, 0}, {rows, 512}), local(MemLevel::UB, x, {rows, 512}));
+  const BlockProgram in_place = b.build();
+  const SimResult one = simulate(one_kernel(xy(rows), {in_place}, row_tasks(1, rows, {0})), t);
+  const SimResult four = simulate(one_kernel(xy(4 * rows), {in_place}, row_tasks(4, rows, {0})), t);
+  EXPECT_GE(four.cycles, 4 * one.cycles - 1e-6);
+  EXPECT_GE(four.cycles, busy(four, Pipe::MTE2) + busy(four, Pipe::V) + busy(four, Pipe::MTE3) - 1e-6);
 }
 
 // Random matmul shapes, tiles, buffering and orders: two runs agree exactly.
