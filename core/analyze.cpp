@@ -193,6 +193,23 @@ void fill_footprint(const TiledKernel& k, KernelSummary& out) {
     if (k.footprint[l] > 0) out.footprint[static_cast<MemLevel>(l)] = k.footprint[l];
 }
 
+// No value a task stores shares UB bytes with a value it loads (the allocator reuses
+// bytes by liveness), so the next task's loads need not wait for this one's stores.
+bool loads_clear_of_stores(const TiledKernel& k) {
+  if (!k.body) return true;
+  auto buffers_of = [&](const std::vector<passes::GmAccess>& accesses) {
+    std::vector<const passes::UbBuffer*> out;
+    for (const passes::UbBuffer& b : k.vec.buffers)
+      for (const passes::GmAccess& a : accesses)
+        if (a.value == b.value) out.push_back(&b);
+    return out;
+  };
+  for (const passes::UbBuffer* stored : buffers_of(k.body->stores))
+    for (const passes::UbBuffer* loaded : buffers_of(k.body->loads))
+      if (stored->offset < loaded->offset + loaded->bytes && loaded->offset < stored->offset + stored->bytes) return false;
+  return true;
+}
+
 void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummary& out) {
   const std::vector<DimSplit>& dims = k.vec.dims;
   const size_t rank = dims.size();
@@ -359,6 +376,7 @@ struct Analyzer::Impl {
       if (k.kind != passes::KernelKind::Zero) ks.nodes = p->kernels[k.spec].nodes;
       ks.after = k.after;
       fill_footprint(k, ks);
+      ks.loads_clear_of_stores = loads_clear_of_stores(k);
       KernelCounter counter(target, rc.nbuffer, ks);
       if (k.kind == passes::KernelKind::Cube) {
         summarise_cube(*p, k, counter, ks);

@@ -90,6 +90,9 @@ struct KernelSummary {
   double touched_bytes = 0;
 
   std::vector<VectorWork> vector_work;
+  // Vector tasks: no stored value shares UB bytes with a loaded one, so with one buffer
+  // slot the next task's loads run while this one stores.
+  bool loads_clear_of_stores = true;
   std::map<MemLevel, int64_t> footprint;  // peak bytes per local level, one task
   std::vector<int> after;                 // kernel-level dependencies
 };

@@ -39,12 +39,14 @@
 //   P_pipe = waves · work_pipe / tasks.
 //   Overlap: Cube, nbuffer = 1: busy = Σ P (each task loads, computes, stores in turn).
 //     Vector, nbuffer = 1: the next task's loads wait for the compute that frees their
-//       buffers, but run beside the previous task's store (its own output buffer):
+//       buffers, but run beside the previous task's store where no stored value shares
+//       UB bytes with a loaded one (else Σ P, as Cube):
 //       busy = P_compute + max(P_load, P_store) + min(P_load, P_store) / waves.
 //     Cube, nbuffer ≥ 2: busy = max_pipe P + (Σ P − max P) / steps   (fill and drain;
 //       steps = waves · K steps per task).
 //     Vector, nbuffer = n ≥ 2: a core holds n tasks, the next one's loads running while the
-//       previous computes; with W = P without the latencies and L = the latencies:
+//       previous computes; stores and the compute that waits for them (one output buffer
+//       slot) are one stage W; with W = P without the latencies and L = the latencies:
 //       busy = max( max_pipe W + (Σ W − max W) / waves + L / waves,   (busiest pipe, one fill/drain)
 //                   (Σ W + L) / n )                                    (n task chains side by side)
 //   Core time = busy + task · waves + instr · waves · instructions per task.
@@ -95,6 +97,7 @@ struct CoreWork {
   int64_t tasks = 0;
   int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps)
   bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
+  bool loads_beside_stores = false;  // one slot: the next task's loads run beside the store
   std::array<TimeTerms, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
   TimeTerms& operator[](double Breakdown::*part) { return parts[breakdown_index(part)]; }
 };
@@ -231,6 +234,7 @@ struct CostModel::Impl {
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
     aiv.vector_tasks = true;
+    aiv.loads_beside_stores = k.loads_clear_of_stores;
     aiv[&Breakdown::vector] = TimeTerms::term(c, Coef::Vector, vector) +
                          TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
     // A vector task issues its loads back to back (and its stores): one latency each way.
@@ -285,9 +289,12 @@ struct CostModel::Impl {
     const std::array<TimeTerms, 5> work = {busiest[&Breakdown::mte2_hbm] + busiest[&Breakdown::mte2_l2], busiest[&Breakdown::mte1],
                                            busiest[&Breakdown::cube], busiest[&Breakdown::vector], busiest[&Breakdown::fix] + busiest[&Breakdown::mte3]};
     if (nbuffer >= 2 && w.vector_tasks) {
-      run.time = tasks_in_flight(work, busiest[&Breakdown::read_latency] + busiest[&Breakdown::write_latency],
+      // Only loads get n buffer slots: a task's compute waits for the store of the one
+      // before it (it writes the same output buffer), so compute and store are one stage.
+      const std::array<TimeTerms, 4> stages = {work[0], work[1], work[2], work[3] + work[4]};
+      run.time = tasks_in_flight(stages, busiest[&Breakdown::read_latency] + busiest[&Breakdown::write_latency],
                                  static_cast<double>(run.waves), nbuffer);
-    } else if (w.vector_tasks) {
+    } else if (w.loads_beside_stores) {
       const std::array<TimeTerms, 2> transfers = {work.front() + busiest[&Breakdown::read_latency],
                                                   work.back() + busiest[&Breakdown::write_latency]};
       run.time = work[1] + work[2] + work[3] + overlapped(transfers, static_cast<double>(run.waves));

@@ -30,12 +30,28 @@ struct Measured {
   std::map<MemLevel, int64_t> footprint;
   std::map<int, double> read_by_tensor;  // TLOAD bytes per GM tensor
   std::map<int, double> tensor_bytes;    // each tensor's size
+  bool loads_clear_of_stores = true;     // no TSTORE from UB bytes a TLOAD writes
 };
 
 const LocalBuffer& buffer_of(const BlockProgram& b, const Operand& o) {
   for (const LocalBuffer& x : b.buffers)
     if (x.id == o.id) return x;
   throw std::runtime_error("operand names a missing buffer " + std::to_string(o.id));
+}
+
+bool share_bytes(const LocalBuffer& a, const LocalBuffer& b) {
+  return a.byte_offset < b.byte_offset + b.bytes() && b.byte_offset < a.byte_offset + a.bytes();
+}
+
+bool loads_clear_of_stores(const BlockProgram& b) {
+  for (const Instr& store : b.instrs) {
+    if (store.op != Opcode::TSTORE || store.src[0].level != MemLevel::UB) continue;
+    for (const Instr& load : b.instrs)
+      if (load.op == Opcode::TLOAD && load.dst.level == MemLevel::UB &&
+          share_bytes(buffer_of(b, store.src[0]), buffer_of(b, load.dst)))
+        return false;
+  }
+  return true;
 }
 
 Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
@@ -48,6 +64,7 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
     const BlockProgram& b = p.blocks[task.block];
     (task.core == CoreType::AIC ? m.aic_tasks : m.aiv_tasks) += 1;
     m.instructions += static_cast<int64_t>(b.instrs.size());
+    m.loads_clear_of_stores = m.loads_clear_of_stores && loads_clear_of_stores(b);
     for (const auto& [level, bytes] : b.footprint()) m.footprint[level] = std::max(m.footprint[level], bytes);
     auto local_bytes = [&](const Operand& o) {
       return static_cast<double>(num_elements(o.extent) * dtype_size(buffer_of(b, o).dtype));
@@ -131,6 +148,7 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
   EXPECT_DOUBLE_EQ(s.l0c_out_bytes, m.l0c_out);
   EXPECT_DOUBLE_EQ(s.workspace_bytes, m.workspace);
   EXPECT_EQ(s.footprint, m.footprint);
+  EXPECT_EQ(s.loads_clear_of_stores, m.loads_clear_of_stores);
   std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> summarised;
   for (const VectorWork& w : s.vector_work) summarised[{w.op, w.reduce, w.dtype}] = {w.instrs, w.repeats, w.elements};
   EXPECT_EQ(summarised, m.vector);

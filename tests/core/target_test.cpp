@@ -74,7 +74,7 @@ TEST(Target, Ascend910B1CarriesThePlatformFigures) {
   EXPECT_EQ(t.align_bytes, 32);
   EXPECT_EQ(t.cube_flops_per_cycle(DType::F16), 8192);  // 16*16*16*2
   EXPECT_EQ(t.fractal.at(DType::I8).k, 32);
-  EXPECT_EQ(t.gm_read_bpc, 32);
+  EXPECT_EQ(t.gm_read_bpc, 40);  // fitted to published timings (results/sim_validation.md)
   EXPECT_EQ(t.l2_read_bpc, 110);
   EXPECT_EQ(t.l2_write_bpc, 86);
   EXPECT_EQ(t.l1_to_l0a_bpc, 256);  // measured by load_data_perf, half the .ini (results/sim_validation.md)

@@ -113,6 +113,10 @@ TEST(SimDispatch, WithoutSplitCoresVectorTasksShareTheOnePool) {
   EXPECT_GT(two.cycles, 1.8 * one.cycles);  // one core: the tasks take turns
 }
 
+double busy(const SimResult& r, Pipe p) {
+  return r.pipe_utilisation.at(CoreType::AIV)[static_cast<int>(p)] * r.cycles;
+}
+
 TEST(SimDispatch, VectorTasksWithTwoSlotsOverlapLoadsWithComputeOnOneCore) {
   const Target t = with_cores(1, 1);
   const int64_t rows = 64;
@@ -120,14 +124,12 @@ TEST(SimDispatch, VectorTasksWithTwoSlotsOverlapLoadsWithComputeOnOneCore) {
   const SimResult single = simulate(one_kernel(xy(8 * rows), {vector_block(0, rows, 4, 1)}, row_tasks(8, rows, {0})), t);
   const SimResult doubled = simulate(one_kernel(xy(8 * rows), {vector_block(0, rows, 4, 2)}, row_tasks(8, rows, {0})), t);
   EXPECT_LT(doubled.cycles, 0.8 * single.cycles);
-  const auto& u = doubled.pipe_utilisation.at(CoreType::AIV);
-  const double slowest = std::max(u[static_cast<int>(Pipe::MTE2)], u[static_cast<int>(Pipe::V)]);
-  EXPECT_GT(slowest, 0.8);
+  // Loads run while the previous task computes and stores (its one output buffer keeps
+  // the next compute waiting for its store): well under the pipes' sum.
+  EXPECT_LT(doubled.cycles,
+            0.8 * (busy(doubled, Pipe::MTE2) + busy(doubled, Pipe::V) + busy(doubled, Pipe::MTE3)));
 }
 
-double busy(const SimResult& r, Pipe p) {
-  return r.pipe_utilisation.at(CoreType::AIV)[static_cast<int>(p)] * r.cycles;
-}
 
 // One slot per buffer, as Ascend C's depth-1 queues: the next task's load waits until the
 // vector unit is done with the input buffer, so loads and compute take turns, but the
