@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "cost_model/host_model.h"
 #include "cost_model/nnls.h"
 
 namespace pto {
@@ -17,6 +18,7 @@ struct Observation {
   const TileConfig* config;
   TilingSummary summary;
   double log_measured;
+  size_t set;  // index of its SampleSet
 };
 
 struct FitError {
@@ -27,8 +29,9 @@ struct FitError {
 
 class Fit {
  public:
-  Fit(std::vector<Observation> obs, const Coefficients& start, const CalibrationOptions& options)
-      : obs_(std::move(obs)), start_(start), options_(options) {
+  Fit(std::vector<Observation> obs, const Coefficients& start, const CalibrationOptions& options, bool per_set_level)
+      : obs_(std::move(obs)), start_(start), options_(options), per_set_level_(per_set_level) {
+    for (const Observation& o : obs_) sets_ = std::max(sets_, o.set + 1);
     if (options.fit.empty()) {
       for (int j = 0; j < kNumCoefs; ++j) free_.push_back(j);
     } else {
@@ -40,8 +43,9 @@ class Fit {
 
   FitError error(const Coefficients& c) const {
     FitError e;
-    for (const Observation& o : obs_) {
-      const double r = log_error(o, c);
+    std::vector<double> residuals;
+    for (const Observation& o : obs_) residuals.push_back(log_error(o, c));
+    for (const double r : relevel(std::move(residuals))) {
       e.objective += r * r;
       e.max = std::max(e.max, std::abs(r));
     }
@@ -62,15 +66,24 @@ class Fit {
     const std::vector<int> cols = movable(terms);
     if (cols.empty()) return c;
     const size_t n = cols.size();
-    std::vector<double> rows, rhs;  // built row by row, then packed
+    std::vector<std::vector<double>> columns(n);  // per movable coefficient, one row per observation
+    std::vector<double> rhs;
     for (size_t i = 0; i < obs_.size(); ++i) {
       const double p = terms[i].value();
       double b = 1 + obs_[i].log_measured - std::log(p);
       for (int j = 0; j < kNumCoefs; ++j) {
         if (std::find(cols.begin(), cols.end(), j) == cols.end()) b -= c.value[j] * terms[i].amount(coef_at(j)) / p;
       }
-      for (int j : cols) rows.push_back(terms[i].amount(coef_at(j)) / p);
+      for (size_t k = 0; k < n; ++k) columns[k].push_back(terms[i].amount(coef_at(cols[k])) / p);
       rhs.push_back(b);
+    }
+    // The residual is linear in the rows: relevelling each column and the right-hand side
+    // relevels the residual.
+    rhs = relevel(std::move(rhs));
+    for (std::vector<double>& column : columns) column = relevel(std::move(column));
+    std::vector<double> rows;  // packed row by row
+    for (size_t i = 0; i < obs_.size(); ++i) {
+      for (size_t k = 0; k < n; ++k) rows.push_back(columns[k][i]);
     }
     for (size_t k = 0; k < n; ++k) {
       const double s = start_.value[cols[k]];
@@ -99,6 +112,24 @@ class Fit {
   size_t unknowns(const Coefficients& c) const { return movable(terms_at(c)).size(); }
 
  private:
+  // Per-observation values with each set's mean replaced by the mean over all
+  // observations, when each set's level is its own (CalibrationOptions::per_set_level):
+  // the fit then sees how a workload's configs differ and the overall level, not the
+  // level of one workload against another.
+  std::vector<double> relevel(std::vector<double> v) const {
+    if (!per_set_level_) return v;
+    std::vector<double> sum(sets_, 0.0), count(sets_, 0.0);
+    double total = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      sum[obs_[i].set] += v[i];
+      count[obs_[i].set] += 1;
+      total += v[i];
+    }
+    const double mean = total / static_cast<double>(v.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] += mean - sum[obs_[i].set] / count[obs_[i].set];
+    return v;
+  }
+
   std::vector<TimeTerms> terms_at(const Coefficients& c) const {
     std::vector<TimeTerms> terms;
     for (const Observation& o : obs_) terms.push_back(o.model->terms(o.summary, *o.config, c));
@@ -125,6 +156,8 @@ class Fit {
   Coefficients start_;
   CalibrationOptions options_;
   std::vector<int> free_;
+  bool per_set_level_;
+  size_t sets_ = 0;
 };
 
 Coefficients blend(const Coefficients& from, const Coefficients& to, double t) {
@@ -136,7 +169,8 @@ Coefficients blend(const Coefficients& from, const Coefficients& to, double t) {
 std::vector<Observation> usable_observations(std::span<const SampleSet> sets, int& skipped) {
   std::vector<Observation> obs;
   skipped = 0;
-  for (const SampleSet& set : sets) {
+  for (size_t set_index = 0; set_index < sets.size(); ++set_index) {
+    const SampleSet& set = sets[set_index];
     for (const Sample& s : set.samples) {
       TilingSummary summary = set.model->analyze(s.config);
       if (!summary.feasible || !(s.measured_ns > 0)) {
@@ -149,7 +183,7 @@ std::vector<Observation> usable_observations(std::span<const SampleSet> sets, in
         ++skipped;
         continue;
       }
-      obs.push_back({set.model, &s.config, std::move(summary), std::log(s.measured_ns)});
+      obs.push_back({set.model, &s.config, std::move(summary), std::log(s.measured_ns), set_index});
     }
   }
   return obs;
@@ -181,7 +215,8 @@ CalibrationReport calibrate(std::span<const SampleSet> sets, const CalibrationOp
     usage_error("calibrate: none of the " + std::to_string(report.samples_skipped) +
                 " samples is usable (all infeasible or with non-positive times)");
   }
-  const Fit fit(std::move(obs), report.before, options);
+  report.per_set_level = options.per_set_level.value_or(is_host_target(sets[0].model->target()));
+  const Fit fit(std::move(obs), report.before, options, report.per_set_level);
   report.unknowns = static_cast<int>(fit.unknowns(report.before));
   Coefficients current = report.before;
   FitError current_error = fit.error(current);
@@ -221,12 +256,13 @@ CalibrationReport calibrate(const CostModel& model, std::span<const Sample> samp
 }
 
 std::string CalibrationReport::to_string() const {
-  char line[160];
+  char line[200];
   std::string out;
   std::snprintf(line, sizeof line,
                 "fit of %d coefficients on %d samples (%d skipped), %d iterations\n"
-                "log error  rms %.4f -> %.4f   max %.4f -> %.4f\n",
-                unknowns, samples_used, samples_skipped, iterations, rms_log_error_before, rms_log_error_after,
+                "log error%s  rms %.4f -> %.4f   max %.4f -> %.4f\n",
+                unknowns, samples_used, samples_skipped, iterations,
+                per_set_level ? " (each set's level its own)" : "", rms_log_error_before, rms_log_error_after,
                 max_log_error_before, max_log_error_after);
   out += line;
   for (int j = 0; j < kNumCoefs; ++j) {

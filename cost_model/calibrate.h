@@ -5,11 +5,15 @@
 // coefficient ≥ 0: Gauss–Newton steps, each one a non-negative least-squares problem
 // (cost_model/nnls.h) on the model's linear form (cost_model/time_terms.h), with a line
 // search and a light pull toward the starting coefficients, so that a coefficient the
-// samples cannot pin down stays where it was. The report gives the fit error before and
+// samples cannot pin down stays where it was. On a host, each workload's samples keep
+// their own level (CalibrationOptions::per_set_level): the machine's speed drifts
+// between workloads timed minutes apart, and a fit that explained that drift with the
+// coefficients the workloads share mispriced the held-out ones. The report gives the fit error before and
 // after; the fitted Coefficients carry their provenance and are saved with
 // Coefficients::save for later predictions.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,6 +41,13 @@ struct CalibrationOptions {
   std::vector<Coef> fit;        // the coefficients that may move; empty = all
   double prior_weight = 1e-3;   // pull toward the start, in units of relative change
   int max_iterations = 50;
+  // Whether each sample set keeps its own level: the fit matches how the times of one
+  // set's configs differ, and the level of all sets together, not one set's level against
+  // another's. Unset: on for host targets, whose workloads are timed one after another on
+  // a shared machine whose speed drifts between them (a workload's mean log error moved
+  // by up to 0.8 between two measurements of the same configs, results/
+  // cost_model_ranking_cpu.md), off for the simulator's deterministic times.
+  std::optional<bool> per_set_level;
 };
 
 struct CalibrationReport {
@@ -46,7 +57,9 @@ struct CalibrationReport {
   // The coefficients the samples depend on, which the fit could move: a fit with no
   // more samples than unknowns is not determined by them (callers refuse it).
   int unknowns = 0;
-  // Over the samples used: root mean square and largest |log(predicted / measured)|.
+  bool per_set_level = false;   // CalibrationOptions::per_set_level, resolved
+  // Over the samples used: root mean square and largest |log(predicted / measured)|,
+  // with per_set_level after each set's mean is replaced by the mean over all sets.
   double rms_log_error_before = 0, rms_log_error_after = 0;
   double max_log_error_before = 0, max_log_error_after = 0;
   int iterations = 0;

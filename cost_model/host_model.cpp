@@ -123,6 +123,14 @@ double HostModel::vector_cycles_per_element(OpKind op, DType dtype) const {
   }
 }
 
+// Each run of a row-by-row copy between GM and a local buffer starts a stream the
+// prefetchers have not seen and waits about an L2 hit for it, wherever the operand lives
+// (the prefetchers stream the rest of the run; a DRAM-latency wait per run overpriced
+// narrow tiles threefold against measured runs).
+TimeTerms HostModel::run_starts(const Coefficients& c, double runs) const {
+  return TimeTerms::term(c, Coef::Latency, runs * target_.l1_copy_latency);
+}
+
 void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                           Work& w) const {
   const size_t r = k.tile.size();
@@ -170,11 +178,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
     const double rate = !in_l2 ? kLlcPackBytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
     w.pack += TimeTerms::term(c, Coef::L2, read.bytes / rate);
-    // The prefetchers stream a run's lines from wherever the operand lives once it has
-    // started, so each run waits about an L2 hit whatever the level (a DRAM-latency wait
-    // per run overpriced narrow tiles threefold against measured runs).
-    const double runs = read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k));
-    w.pack += TimeTerms::term(c, Coef::Latency, runs * target_.l1_copy_latency);
+    w.pack += run_starts(c, read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k)));
   }
   const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
   w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / kStoreBytesPerCycle);
@@ -204,7 +208,21 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
     w.spill += TimeTerms::term(c, Coef::Spill, elements * 2 * 4 * pass_cycles_per_byte);
   }
   if (!k.uses_cube) {  // row loads and stores
-    for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
+    double gm_bytes = k.gm_write_bytes;
+    for (const TensorRead& read : k.reads) {
+      w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
+      gm_bytes += read.bytes;
+    }
+    // A tile narrower than the tensor's rows loads and stores each of its rows as a run
+    // of its own, a row pitch from the last (the next page, for rows of 1024 floats),
+    // where the prefetcher has not been: the same run start as a cube TLOAD's. A tile of
+    // whole rows moves one contiguous run. (Unfused gelu of 16-wide tiles ran twice as
+    // long as of whole rows, measured: results/cost_model_ranking_cpu.md.)
+    const int64_t width = r > 0 ? k.tile[r - 1] : 1;
+    if (r > 0 && width < k.iteration[r - 1]) {
+      const double run_bytes = static_cast<double>(width * dtype_size(graph_.node(k.nodes.back()).dtype));
+      w.pack += run_starts(c, gm_bytes / run_bytes);
+    }
     const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
     w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
   }

@@ -35,7 +35,9 @@
 //             last dim is 1 (a row max, a row sum) pays it per element;
 //     spill   each pass's operands re-read from L2, the LLC or DRAM when the task's UB
 //             tile overflows L1d;
-//     l2, hbm its row loads (with conversion), onchip its stores.
+//     l2, hbm its row loads (with conversion), onchip its stores;
+//     latency a run start per tile row, as for packing, when the tile is narrower than
+//             the tensor's rows (each row is then a run of its own, a row pitch away).
 //   Both: instr per instruction decoded; task per task a thread starts.
 //   Threads: tasks are taken by free threads in order, so the busiest thread runs
 //   waves = ceil(tasks / threads) average tasks. Kernel = max(busiest thread, DRAM
@@ -82,6 +84,7 @@ class HostModel {
   void vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const;
   double vector_cycles_per_element(OpKind op, DType dtype) const;
   double stream_cycles_per_byte(int64_t working_set) const;
+  TimeTerms run_starts(const Coefficients& c, double runs) const;
   double input_bytes(const KernelSummary& k) const;
 
   const TensorGraph& graph_;

@@ -5,7 +5,8 @@
 
 namespace pto {
 
+// 0.4.2: the host model's run start per row of a vector tile narrower than its rows;
 // 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
-inline constexpr const char* kCostModelVersion = "0.4.1";
+inline constexpr const char* kCostModelVersion = "0.4.2";
 
 }  // namespace pto

@@ -3,10 +3,10 @@
 // everywhere): caches that overflow never make a config faster, more threads never make
 // it slower, packing grows with the tiles that re-pack the operands, a narrow register
 // block costs more per flop, edge blocks cost at least their share, ragged shapes never
-// predict faster than smaller ones, narrow TLOAD runs and C rows cost per run / row,
-// transcendental rows cost their fp64 expansions, passes slow gradually as a tile
-// outgrows each cache and beyond the LLC stream no faster, row loops over 1-wide rows cost per element, and the prediction is the
-// linear form calibration fits.
+// predict faster than smaller ones, narrow TLOAD runs (cube and vector) and C rows cost
+// per run / row, transcendental rows cost their fp64 expansions, passes slow gradually
+// as a tile outgrows each cache and beyond the LLC stream no faster, row loops over
+// 1-wide rows cost per element, and the prediction is the linear form calibration fits.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -267,6 +267,36 @@ TEST(HostModel, NarrowCTilesPayARowCopyPerRow) {
       ASSERT_TRUE(e.feasible) << format_violations(e.violations);
       EXPECT_GT(e.breakdown.fix, previous) << m << "x" << k << " nL1 " << nL1;
       previous = e.breakdown.fix;
+    }
+  }
+}
+
+TEST(HostModel, VectorTilesNarrowerThanTheirRowsPayARunStartPerRow) {
+  // Elementwise gelu, ragged shapes: a tile of whole rows copies each task's window as
+  // one run; halving the tile's width below the row doubles the rows copied as runs of
+  // their own (each a row pitch from the last), so the run starts grow, and with them
+  // the row copies' time; the element work stays the same.
+  std::mt19937 rng(41);
+  for (int i = 0; i < 6; ++i) {
+    const int64_t rows = 64 + rng() % 200, cols = 512 + rng() % 700;
+    const TensorGraph g = build_graph(row_workload("gelu", rows, cols));
+    const CostModel model(g, fixed_host());
+    TileConfig whole;
+    whole.vec = Shape{8, cols};
+    ASSERT_TRUE(model.analyze(whole).feasible) << rows << "x" << cols;
+    EXPECT_EQ(amount(model, whole, Coef::Latency), 0) << rows << "x" << cols;
+    double previous = 0, previous_copy = model.estimate(whole).breakdown.mte2_l2;
+    for (int64_t width : {256, 128, 64, 32, 16}) {
+      TileConfig narrow;
+      narrow.vec = Shape{8, width};
+      const Estimate e = model.estimate(narrow);
+      ASSERT_TRUE(e.feasible) << rows << "x" << cols << " width " << width << format_violations(e.violations);
+      const double runs = amount(model, narrow, Coef::Latency);
+      EXPECT_GT(runs, previous) << rows << "x" << cols << " width " << width;
+      EXPECT_GT(e.breakdown.mte2_l2, previous_copy) << rows << "x" << cols << " width " << width;
+      EXPECT_DOUBLE_EQ(amount(model, narrow, Coef::Vector), amount(model, whole, Coef::Vector));
+      previous = runs;
+      previous_copy = e.breakdown.mte2_l2;
     }
   }
 }
