@@ -4,11 +4,12 @@
 // point comes from a fit that never saw its source. `pto-tune validate` prints it;
 // results/sim_validation.md explains it.
 //
-// The knobs are few and physical, each bounded to what the datasheets allow: the
-// effective HBM bandwidth, the per-core HBM fill rate, the DMA burst a short contiguous
-// run still costs, and the fixed launch cost of a kernel inside msprof's Task Duration.
-// Launch cost is additive (a constant per kernel launch), so it is fitted without
-// re-simulating; the others span a grid that is simulated once for every fold.
+// The knobs are few and physical: the effective HBM bandwidth, the per-core HBM fill
+// rate, the DMA burst a short contiguous run still costs, and the fixed cost of a kernel
+// inside msprof's Task Duration. Where a training-set source measures one directly, its
+// grid is that one value (knob_grid says which and why); the rest span a grid, bounded
+// to what the datasheets allow, that is simulated once for every fold. The launch cost is
+// additive (a constant per kernel launch), so it never needs re-simulating.
 #pragma once
 
 #include <map>
