@@ -206,7 +206,7 @@ bool loads_clear_of_stores(const TiledKernel& k) {
   };
   for (const passes::UbBuffer* stored : buffers_of(k.body->stores))
     for (const passes::UbBuffer* loaded : buffers_of(k.body->loads))
-      if (stored->offset < loaded->offset + loaded->bytes && loaded->offset < stored->offset + stored->bytes) return false;
+      if (byte_ranges_overlap(stored->offset, stored->bytes, loaded->offset, loaded->bytes)) return false;
   return true;
 }
 

@@ -157,6 +157,10 @@ std::string Instr::mnemonic() const {
   }
 }
 
+bool LocalBuffer::shares_bytes(const LocalBuffer& other) const {
+  return level == other.level && byte_ranges_overlap(byte_offset, bytes(), other.byte_offset, other.bytes());
+}
+
 int64_t LocalBuffer::bytes() const {
   const bool cube_format = layout != Layout::RowMajor || level == MemLevel::L0C;
   if (cube_format && shape.size() >= 2) {

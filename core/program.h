@@ -90,7 +90,14 @@ struct LocalBuffer {
   Layout layout = Layout::RowMajor;
   int64_t byte_offset = 0;           // placement inside its level, from the allocator
   int64_t bytes() const;             // elements * dtype size, fractal-aligned for Cube layouts
+  // Same level, and its bytes overlap `other`'s (the allocator reuses bytes by liveness).
+  bool shares_bytes(const LocalBuffer& other) const;
 };
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) overlap.
+inline bool byte_ranges_overlap(int64_t a, int64_t a_bytes, int64_t b, int64_t b_bytes) {
+  return a < b + b_bytes && b < a + a_bytes;
+}
 
 struct BlockProgram {
   int id = -1;

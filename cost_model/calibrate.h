@@ -8,9 +8,9 @@
 // samples cannot pin down stays where it was. On a host, each workload's samples keep
 // their own level (CalibrationOptions::per_set_level): the machine's speed drifts
 // between workloads timed minutes apart, and a fit that explained that drift with the
-// coefficients the workloads share mispriced the held-out ones. The report gives the fit error before and
-// after; the fitted Coefficients carry their provenance and are saved with
-// Coefficients::save for later predictions.
+// coefficients the workloads share mispriced the held-out ones. The report gives the
+// fit error before and after; the fitted Coefficients carry their provenance and are
+// saved with Coefficients::save for later predictions.
 #pragma once
 
 #include <optional>

@@ -34,7 +34,7 @@ void allocate_ub(const VectorBody& body, const Shape& tile, int nbuffer, int ali
         for (size_t j = 0; j < out.buffers.size(); ++j) {
           const UbBuffer& p = out.buffers[j];
           const bool overlap_time = live[j].first <= range.last && range.first <= live[j].last;
-          const bool overlap_space = offset < p.offset + p.bytes && p.offset < offset + bytes;
+          const bool overlap_space = byte_ranges_overlap(offset, bytes, p.offset, p.bytes);
           if (overlap_time && overlap_space) {
             offset = align_up(p.offset + p.bytes, align_bytes);
             moved = true;

@@ -127,10 +127,6 @@ int ub_slots(const BlockProgram& block) {
   return slots;
 }
 
-bool share_bytes(const LocalBuffer& a, const LocalBuffer& b) {
-  return a.level == b.level && a.byte_offset < b.byte_offset + b.bytes() && b.byte_offset < a.byte_offset + a.bytes();
-}
-
 // What a write to a UB buffer must wait for in an older task on the same core. A slotted
 // load buffer with several slots belongs to the task `slots` runs back, and no other
 // buffer shares its bytes (the allocator keeps it live all task long); any other buffer
@@ -148,7 +144,7 @@ std::vector<CostedBlock::Reuse> plan_reuse(const Context& c, int slots) {
     auto touches = [&](const Operand& o) {
       if (o.level != MemLevel::UB) return false;
       const LocalBuffer& b = c.buffer(o);
-      return own_slot ? b.id == written.id : share_bytes(b, written);
+      return own_slot ? b.id == written.id : b.shares_bytes(written);
     };
     // A pipe runs its steps in order, so its last access stands for all of them.
     std::array<int, kNumPipes> last{};

@@ -283,7 +283,6 @@ class Engine {
 
   // Busy time counts the union of the pipe's step intervals, which overlap only where
   // a transfer's latency hides behind the previous one.
-  // Newer tasks' pipes that wait for UB bytes older ones hold look again.
   void finish_step(int c, TaskRun& run, int p, int s, double start, double end, double next_issue,
                    std::vector<int>& runnable, double l2_hit_bytes = -1) {
     Core& core = cores_[c];
@@ -306,6 +305,7 @@ class Engine {
                      run.plan->steps[s].matched_set, l2_hit_bytes});
   }
 
+  // Newer tasks' pipes that wait for UB bytes an older one holds look again.
   static void wake_newer(Core& core, const TaskRun& run, std::vector<int>& runnable) {
     bool newer = false;
     for (TaskRun& r : core.runs) {

@@ -39,16 +39,12 @@ const LocalBuffer& buffer_of(const BlockProgram& b, const Operand& o) {
   throw std::runtime_error("operand names a missing buffer " + std::to_string(o.id));
 }
 
-bool share_bytes(const LocalBuffer& a, const LocalBuffer& b) {
-  return a.byte_offset < b.byte_offset + b.bytes() && b.byte_offset < a.byte_offset + a.bytes();
-}
-
 bool loads_clear_of_stores(const BlockProgram& b) {
   for (const Instr& store : b.instrs) {
     if (store.op != Opcode::TSTORE || store.src[0].level != MemLevel::UB) continue;
     for (const Instr& load : b.instrs)
       if (load.op == Opcode::TLOAD && load.dst.level == MemLevel::UB &&
-          share_bytes(buffer_of(b, store.src[0]), buffer_of(b, load.dst)))
+          buffer_of(b, store.src[0]).shares_bytes(buffer_of(b, load.dst)))
         return false;
   }
   return true;

@@ -130,7 +130,6 @@ TEST(SimDispatch, VectorTasksWithTwoSlotsOverlapLoadsWithComputeOnOneCore) {
             0.8 * (busy(doubled, Pipe::MTE2) + busy(doubled, Pipe::V) + busy(doubled, Pipe::MTE3)));
 }
 
-
 // One slot per buffer, as Ascend C's depth-1 queues: the next task's load waits until the
 // vector unit is done with the input buffer, so loads and compute take turns, but the
 // store of one task runs beside the load of the next (separate output buffer).
