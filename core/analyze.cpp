@@ -97,9 +97,9 @@ class KernelCounter {
   void vector_tasks(const VectorBody& body, const Shape& ext, int64_t count, int workspace_tensor) {
     const int64_t loads = static_cast<int64_t>(body.loads.size());
     const int64_t stores = static_cast<int64_t>(body.stores.size());
-    const int64_t per_task = loads + static_cast<int64_t>(body.steps.size()) + stores + (loads ? 2 : 0) +
-                             (stores ? 2 : 0);
-    out_.instructions += count * per_task;
+    const int64_t flags = (loads ? 2 : 0) + (stores ? 2 : 0);
+    out_.instructions += count * (loads + static_cast<int64_t>(body.steps.size()) + stores + flags);
+    out_.aiv_flags += count * flags;
     out_.aiv_gm_loads += count * loads;
     out_.aiv_gm_stores += count * stores;
     for (const GmAccess& a : body.loads) {
@@ -121,14 +121,18 @@ class KernelCounter {
     const int64_t mi = ceil_div(m, ct.mL0), ni = ceil_div(n, ct.nL0);
     const int64_t kk = (steps - 1) * ceil_div(ct.k_step, ct.kL0) + ceil_div(last, ct.kL0);
     const int64_t j = mi * ni * kk;
-    const int64_t per_task = loads_a + loads_b + 2 * std::max<int64_t>(0, loads_a - nb) +
-                             2 * std::max<int64_t>(0, loads_b - nb) + 2 * steps + 5 * j +
-                             2 * std::max<int64_t>(0, j - nb) + 3;
+    // Per task: the TLOADs, each TMATMUL with its two TMOVs, one TSTORE, and the flags
+    // that order them (SET + WAIT per hand-off; buffer reuse past nbuffer slots).
+    const int64_t flags = 2 * std::max<int64_t>(0, loads_a - nb) + 2 * std::max<int64_t>(0, loads_b - nb) +
+                          2 * steps + 2 * j + 2 * std::max<int64_t>(0, j - nb) + 2;
+    const int64_t per_task = loads_a + loads_b + 3 * j + 1 + flags;
     const int64_t in = dtype_size(s.in), out = dtype_size(s.out);
     const Fractal f = fractal_of(t_, s.in);
     const int64_t fk = (steps - 1) * fractal_pieces(ct.k_step, ct.kL0, f.k) + fractal_pieces(last, ct.kL0, f.k);
     const auto c = static_cast<double>(count);
     out_.instructions += count * per_task;
+    out_.aic_instructions += count * per_task;
+    out_.aic_flags += count * flags;
     out_.aic_gm_loads += count * (loads_a + loads_b);
     out_.aic_gm_stores += count;
     out_.tmatmuls += count * j;

@@ -29,7 +29,15 @@ constexpr double kLlcPackBytesPerCycle = 1; // packing an operand that only the 
 constexpr double kRowCopyBytesPerCycle = 4;
 constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
 constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-allocate and evictions
-constexpr double kInstrCycles = 150;        // one step of a task: dispatch, views, strides
+// Steps. The runtime decodes a block once and drops its SET_FLAG / WAIT_FLAG; what
+// runs is a loop over the other steps. A TMATMUL step, with the two L0 views it reads,
+// costs about 120 cycles beyond its FMAs (bench/runtime_steps_bench, cube fit: 99 and
+// 159 cycles in two runs; results/runtime_steps.md). A vector task's steps and its
+// set-up cost about 150 cycles per instruction counted with its four flags (the vector
+// fit there: ~250 per executed step + ~30 per task, i.e. ~1000 for add's four steps
+// against 8 x 150 = 1200): the flags stand in for the task's set-up.
+constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
+constexpr double kTmatmulStepCycles = 120;  // a TMATMUL with its two L0 views
 constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
 constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
 // The runtime's transcendental rows (core/runtime/vec_math.cpp) convert to fp64 and run
@@ -41,7 +49,18 @@ constexpr double kErfCycles = 60;
 constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
 constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
 constexpr double kLlcBytesPerCycle = 12;    // the shared last-level cache -> L1d
-// Beyond the LLC a core streams from DRAM at the target's per-core share (gm_read_bpc).
+// A core's share of the last-level cache. The LLC is shared with cores this machine
+// may not see (a VM's neighbours; eight Zen 3 cores share a 32 MiB L3): measured, a
+// fused rmsnorm pass streams as fast at a 2 MiB UB footprint as at 36 KiB and slows
+// from 4 MiB on (bench/runtime_steps_bench, stream family).
+constexpr int64_t kLlcShareBytes = int64_t{4} << 20;
+// Beyond it a pass streams from DRAM at ~12 GB/s, one thread reading and writing (the
+// same measurement: 5.3 ns per element of 64 bytes of rmsnorm passes at a 16 MiB
+// footprint), or the target's per-core DRAM share where that is lower.
+constexpr double kDramStreamBytesPerCycle = 5;
+// A vector pass moves two 4-byte operands in and one out, the write's line fetched
+// first (write-allocate).
+constexpr double kPassBytesPerElement = 16;
 
 int64_t level_bytes(const KernelSummary& k, MemLevel level) {
   const auto it = k.footprint.find(level);
@@ -99,9 +118,10 @@ int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
 // cliff at the capacity (a tile just past L2 ran as fast as one inside it, measured).
 double HostModel::stream_cycles_per_byte(int64_t working_set) const {
   const double ws = static_cast<double>(std::max<int64_t>(1, working_set));
-  const double dram = std::min(kLlcBytesPerCycle, target_.gm_read_bpc);
+  const double dram = std::min(kDramStreamBytesPerCycle, target_.gm_read_bpc);
+  const int64_t llc_share = std::min(kLlcShareBytes, target_.l2_bytes / std::max(1, target_.aic_cores));
   const std::pair<int64_t, double> levels[] = {  // capacity, and the next level's rate
-      {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {target_.l2_bytes, dram}};
+      {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {llc_share, dram}};
   double rate = kL1dBytesPerCycle;  // UB ~ L1d, L1 ~ the core's L2, L2 ~ the LLC
   double cycles = 1.0 / rate;
   for (const auto& [capacity, next] : levels) {
@@ -193,19 +213,19 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   // Rows of one task's tile: every instruction loops over them, one call per row.
   const double rows = r > 0 && k.tile[r - 1] > 0 ? static_cast<double>(num_elements(k.tile) / k.tile[r - 1]) : 1;
   const int64_t ub = level_bytes(k, MemLevel::UB);
-  const double pass_cycles_per_byte = stream_cycles_per_byte(ub);
-  double elements = 0;
+  // A pass over a tile that overflows L1d streams it from where it lives while the loop
+  // computes; the prefetchers overlap the two, so the pass pays only what the stream
+  // takes beyond its compute (from L2 and the LLC share, nothing: measured, the same
+  // time per element from 36 KiB to 2 MiB of UB).
+  const double stream_per_element = ub > target_.ub ? kPassBytesPerElement * stream_cycles_per_byte(ub) : 0;
   for (const VectorWork& v : k.vector_work) {
     const double e = static_cast<double>(v.elements);
-    w.vector += TimeTerms::term(c, Coef::Vector, e * (kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype)));
+    const double compute = kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype);
+    w.vector += TimeTerms::term(c, Coef::Vector, e * compute);
+    w.spill += TimeTerms::term(c, Coef::Spill, e * std::max(0.0, stream_per_element - compute));
     // Row calls: per row of the instruction's tile, at most one per element.
     const double calls = std::min(e, static_cast<double>(v.instrs) * rows);
     w.instr += TimeTerms::term(c, Coef::Instr, calls * kRowCallCycles);
-    elements += e;
-  }
-  if (ub > target_.ub) {  // each pass re-reads its (up to two) operands beyond L1d; its
-    // stores drain through the store buffer without stalling the loop
-    w.spill += TimeTerms::term(c, Coef::Spill, elements * 2 * 4 * pass_cycles_per_byte);
   }
   if (!k.uses_cube) {  // row loads and stores
     double gm_bytes = k.gm_write_bytes;
@@ -237,7 +257,12 @@ TimeTerms HostModel::kernel_time(const KernelSummary& k, const TileConfig& confi
   vector_work(k, c, w);
   const Traffic traffic = kernel_traffic(k, config, t);
   w.cold += TimeTerms::term(c, Coef::Hbm, traffic.cold_bytes / t.gm_read_bpc);
-  w.instr += TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) * kInstrCycles);
+  // Steps (see kInstrCycles): the cube tasks' TMATMULs and GM transfers, the vector
+  // tasks' instructions with their flags.
+  const double cube_steps = static_cast<double>(k.tmatmuls) * kTmatmulStepCycles +
+                            static_cast<double>(k.aic_gm_loads + k.aic_gm_stores) * kInstrCycles;
+  const double vector_steps = static_cast<double>(k.instructions - k.aic_instructions) * kInstrCycles;
+  w.instr += TimeTerms::term(c, Coef::Instr, cube_steps + vector_steps);
 
   const int64_t threads = std::max<int64_t>(1, t.aic_cores);
   const int64_t waves = ceil_div(w.tasks, threads);

@@ -33,12 +33,16 @@
 //             and erf / erfc, vec_math.cpp);
 //     instr   one row-loop call per row of each instruction's tile: an instruction whose
 //             last dim is 1 (a row max, a row sum) pays it per element;
-//     spill   each pass's operands re-read from L2, the LLC or DRAM when the task's UB
-//             tile overflows L1d;
+//     spill   what a pass's stream (two operands in, one out with its write-allocate
+//             read) takes beyond the pass's compute when the task's UB tile overflows
+//             L1d: the prefetchers overlap the two, so nothing from L2 or the core's
+//             share of the LLC, and DRAM's wait past that share;
 //     l2, hbm its row loads (with conversion), onchip its stores;
 //     latency a run start per tile row, as for packing, when the tile is narrower than
 //             the tensor's rows (each row is then a run of its own, a row pitch away).
-//   Both: instr per instruction decoded; task per task a thread starts.
+//   Both: instr per step the runtime runs — a TMATMUL with its two L0 views, a cube
+//   TLOAD or TSTORE, a vector instruction (its task's flags standing in for the task's
+//   set-up; the runtime drops flags) — and task per task a thread starts.
 //   Threads: tasks are taken by free threads in order, so the busiest thread runs
 //   waves = ceil(tasks / threads) average tasks. Kernel = max(busiest thread, DRAM
 //   roofline) + launch (a parallel region).

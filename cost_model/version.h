@@ -5,10 +5,13 @@
 
 namespace pto {
 
+// 0.4.4: the host model prices the steps the CPU runtime runs (no cube flags; a TMATMUL
+// at its measured price) and a vector pass's stream only beyond its compute, past the
+// core's LLC share;
 // 0.4.3: the NPU model's vector tasks overlap as the simulator's UB buffers allow (one slot:
 // the store beside the next load; n slots: compute waits for the store before it);
 // 0.4.2: the host model's run start per row of a vector tile narrower than its rows;
 // 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
-inline constexpr const char* kCostModelVersion = "0.4.3";
+inline constexpr const char* kCostModelVersion = "0.4.4";
 
 }  // namespace pto

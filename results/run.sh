@@ -8,7 +8,7 @@
 #
 #   results/run.sh [--only NAME[,NAME...]] [--build DIR]
 #
-# NAME: tuning, ranking, ranking_cpu, cost_model, lookup, cpu_matmul, sim_calibration,
+# NAME: tuning, ranking, ranking_cpu, runtime_steps, cost_model, lookup, cpu_matmul, sim_calibration,
 # sim_speed, measure_overhead, validate, batch, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
 # ranking dominate); --only picks parts.
 set -euo pipefail
@@ -67,6 +67,8 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 run tuning tuning_bench --seeds 5
 run ranking ranking_bench --seed 1
 run ranking_cpu ranking_cpu_bench --seed 1
+run runtime_steps runtime_steps_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
+  --benchmark_enable_random_interleaving=true
 run cost_model cost_model_bench --benchmark_filter='Score|ModelOnly|Estimate' \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 run lookup lookup_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true

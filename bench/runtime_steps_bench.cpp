@@ -1,0 +1,187 @@
+// What the CPU runtime's steps and tasks cost beyond the work they carry, which the host
+// cost model charges per step, per register block and per task
+// (cost_model/host_model.cpp). Two families of one-thread runs, each followed by a
+// least-squares fit that prints the prices in ns and in cycles of the host's clock:
+//
+// cube    Each of 32 tasks multiplies [64 x 64] x [64 x 48] fp32. The configs split the
+//         same FMA work into 4 to 48 TMATMULs a task (mL0 in {16, 32}, kL0 in
+//         {16, 32, 64}, nL0 in {16, 48}; one TMATMUL's operands and C stay well inside
+//         L1d, so no split pays for cache misses the others do not). A TMATMUL runs
+//         mL0/8 x nL0/48 blocks of the 8 x 48 AVX-512 kernel (mL0/4 x nL0/16 of AVX2's
+//         4 x 16), so blocks and steps vary apart. Fit: time = base + TMATMULs x step
+//         (with the two L0 views it reads) + blocks x block.
+// vector  add (2 loads, 1 op, 1 store a task) and softmax (1 load, 7 ops, 1 store) on
+//         [512 x 64] fp32, fused, in tiles of 1 to 64 whole rows: the elements and row
+//         loops stay the same, the tasks and steps vary. Fit: time = a base per op +
+//         tasks x task + executed steps x step (the runtime drops SET_FLAG / WAIT_FLAG
+//         when it decodes a block).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/analyze.h"
+#include "core/compile.h"
+#include "core/cpu_runtime.h"
+#include "core/op_library.h"
+#include "core/target.h"
+#include "cost_model/host_model.h"
+
+namespace pto {
+namespace {
+
+const Target& host() {
+  static const Target t = load_target("host");
+  return t;
+}
+
+// One run: a workload, its config, and the amounts the fit prices.
+struct Case {
+  std::string name;
+  Workload workload;
+  std::string config;
+  std::map<std::string, double> amounts;
+};
+
+struct Family {
+  std::string title;
+  std::vector<std::string> regressors;
+  std::vector<Case> cases;
+};
+
+std::string cube_config(int64_t mL0, int64_t kL0, int64_t nL0) {
+  return R"({"cube":{"m":[)" + std::to_string(mL0) + R"(,64],"k":[)" + std::to_string(kL0) + R"(,64],"n":[)" +
+         std::to_string(nL0) + ",48]}}";
+}
+
+Family cube_family() {
+  const Workload w{"matmul", {32 * 64, 64, 48}, DType::F32, {}};
+  const TensorGraph g = build_graph(w);
+  const HostModel model(g, host());
+  Family f{"cube", {"base", "tmatmul", "block"}, {}};
+  for (int64_t m : {16, 32})
+    for (int64_t k : {16, 32, 64})
+      for (int64_t n : {16, 48}) {
+        const std::string config = cube_config(m, k, n);
+        const double tmatmuls = static_cast<double>(analyze(g, TileConfig::parse(config), host()).kernels[0].tmatmuls);
+        f.cases.push_back({"cube/" + config, w, config,
+                           {{"base", 1}, {"tmatmul", tmatmuls},
+                            {"block", tmatmuls * static_cast<double>(model.tmatmul_blocks(m, n))}}});
+      }
+  return f;
+}
+
+Family vector_family() {
+  Family f{"vector", {"add", "softmax", "task", "step"}, {}};
+  for (const char* op : {"add", "softmax"}) {
+    const Workload w{op, {512, 64}, DType::F32, {}};
+    const TensorGraph g = build_graph(w);
+    for (int64_t rows : {1, 2, 4, 8, 16, 64}) {
+      const std::string config = R"({"vec":[)" + std::to_string(rows) + R"(,64],"nbuffer":1})";
+      double tasks = 0, steps = 0;
+      for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels) {
+        tasks += static_cast<double>(k.aiv_tasks);
+        steps += static_cast<double>(k.instructions - k.aiv_flags);
+      }
+      f.cases.push_back({std::string("vector/") + op + "/" + config, w, config,
+                         {{op, 1}, {"task", tasks}, {"step", steps}}});
+    }
+  }
+  return f;
+}
+
+Family stream_family() {
+  Family f{"stream", {}, {}};
+  const Workload w{"rmsnorm", {2048, 1024}, DType::F32, {}};
+  const TensorGraph g = build_graph(w);
+  for (int64_t rows : {1, 4, 16, 64, 128, 256, 512, 1024, 2048}) {
+    const std::string config = R"({"vec":[)" + std::to_string(rows) + R"(,1024],"nbuffer":1})";
+    const KernelSummary k = analyze(g, TileConfig::parse(config), host()).kernels.at(0);
+    f.cases.push_back({"stream/" + config, w, config,
+                       {{"ub_kib", static_cast<double>(k.footprint.at(MemLevel::UB)) / 1024}, {"elements", 2048.0 * 1024}}});
+  }
+  return f;
+}
+
+void run_case(benchmark::State& state, const Case* c) {
+  const TensorGraph g = build_graph(c->workload);
+  const std::vector<HostTensor> inputs = random_inputs(g, 1);
+  CpuExecutor exec(compile(g, TileConfig::parse(c->config), host()).program, ExecOptions{1});
+  exec.run(inputs);
+  for (auto _ : state) benchmark::DoNotOptimize(exec.run(inputs));
+  for (const auto& [name, amount] : c->amounts) state.counters[name] = amount;
+}
+
+// Keeps each run's CPU time per iteration (ns; the table is in us) by name, besides
+// printing the table: the median when repeated.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> ns;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs)
+      if (r.run_type == Run::RT_Aggregate ? r.aggregate_name == "median" : !r.error_occurred)
+        ns[r.run_name.function_name] = r.GetAdjustedCPUTime() * 1e3;
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+// Least squares of time = Σ price x amount over the family's cases (normal equations,
+// Gauss-Jordan), printed per regressor.
+void print_fit(const Family& f, const std::map<std::string, double>& ns) {
+  if (f.regressors.empty()) {  // no fit: time per element against the UB footprint
+    for (const Case& c : f.cases)
+      if (auto it = ns.find(c.name); it != ns.end())
+        std::printf("%s: UB %.0f KiB, %.2f ns per element\n", c.name.c_str(), c.amounts.at("ub_kib"),
+                    it->second / c.amounts.at("elements"));
+    return;
+  }
+  const size_t n = f.regressors.size();
+  std::vector<std::vector<double>> a(n, std::vector<double>(n + 1, 0));
+  size_t used = 0;
+  for (const Case& c : f.cases) {
+    const auto it = ns.find(c.name);
+    if (it == ns.end()) continue;  // filtered out
+    ++used;
+    std::vector<double> x(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (auto amount = c.amounts.find(f.regressors[i]); amount != c.amounts.end()) x[i] = amount->second;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) a[i][j] += x[i] * x[j];
+      a[i][n] += x[i] * it->second;
+    }
+  }
+  if (used <= n) return;  // too few runs to fit
+  for (size_t p = 0; p < n; ++p)
+    for (size_t i = 0; i < n; ++i) {
+      if (i == p) continue;
+      const double factor = a[i][p] / a[p][p];
+      for (size_t j = p; j <= n; ++j) a[i][j] -= factor * a[p][j];
+    }
+  const double ghz = host().clock_mhz / 1000.0;
+  std::printf("%s fit over %zu runs, at %.2f GHz:", f.title.c_str(), used, ghz);
+  for (size_t i = 0; i < n; ++i) {
+    const double price = a[i][n] / a[i][i];
+    std::printf("  %s %.1f ns (%.0f cycles)", f.regressors[i].c_str(), price, price * ghz);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+}  // namespace pto
+
+int main(int argc, char** argv) {
+  using namespace pto;
+  const std::vector<Family> families = {cube_family(), vector_family(), stream_family()};
+  for (const Family& f : families)
+    for (const Case& c : f.cases)
+      benchmark::RegisterBenchmark(c.name.c_str(), run_case, &c)->Unit(benchmark::kMicrosecond);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  for (const Family& f : families) print_fit(f, collector.ns);
+  benchmark::Shutdown();
+  return 0;
+}
