@@ -31,13 +31,13 @@ constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
 constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-allocate and evictions
 // Steps. The runtime decodes a block once and drops its SET_FLAG / WAIT_FLAG; what
 // runs is a loop over the other steps. A TMATMUL step, with the two L0 views it reads,
-// costs about 120 cycles beyond its FMAs (bench/runtime_steps_bench, cube fit: 99 and
-// 159 cycles in two runs; results/runtime_steps.md). A vector task's steps and its
-// set-up cost about 150 cycles per instruction counted with its four flags (the vector
-// fit there: ~250 per executed step + ~30 per task, i.e. ~1000 for add's four steps
-// against 8 x 150 = 1200): the flags stand in for the task's set-up.
+// costs about 100 cycles beyond its FMAs (bench/runtime_steps_bench's cube fit: median
+// 96 over eight runs, which spread from 32 to 258; results/runtime_steps.md). A vector
+// task costs about 150 cycles per instruction counted with its four flags, which stand
+// in for the task's set-up (the vector fit there, two runs: add's task of 4 steps
+// 1290-1440 cycles against 8 x 150, softmax's of 9 steps 2130-2450 against 13 x 150).
 constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
-constexpr double kTmatmulStepCycles = 120;  // a TMATMUL with its two L0 views
+constexpr double kTmatmulStepCycles = 100;  // a TMATMUL with its two L0 views
 constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
 constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
 // The runtime's transcendental rows (core/runtime/vec_math.cpp) convert to fp64 and run
