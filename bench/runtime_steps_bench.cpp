@@ -1,8 +1,10 @@
-// What the CPU runtime's steps and tasks cost beyond the work they carry, which the host
-// cost model charges per step, per register block and per task
-// (cost_model/host_model.cpp). Two families of one-thread runs, each followed by a
+// What the CPU runtime's FMAs, steps, tasks and streams cost, against the prices the
+// host cost model charges for them (cost_model/host_model.cpp). Families of one-thread runs, each followed by a
 // least-squares fit that prints the prices in ns and in cycles of the host's clock:
 //
+// kernel  The micro-kernel alone (core/runtime/microkernel.h) on packed panels in L1d,
+//         9 shapes from 16x16x16 to 32x48x64. Fit: time = the model's FMA cycles x a
+//         factor (1 where the model's FMA rate holds) + blocks x block.
 // cube    Each of 32 tasks multiplies [64 x 64] x [64 x 48] fp32. The configs split the
 //         same FMA work into 4 to 48 TMATMULs a task (mL0 in {16, 32}, kL0 in
 //         {16, 32, 64}, nL0 in {16, 48}; one TMATMUL's operands and C stay well inside
@@ -14,6 +16,8 @@
 //         softmax (1 load, 7 ops, 1 store: 13) on [512 x 64] fp32, fused, in tiles of 1 to
 //         64 whole rows: the elements and row loops stay the same, the tasks vary. Fit:
 //         time = a base per op + tasks x the op's price per task (its steps and set-up).
+// stream  rmsnorm [2048 x 1024] fused, in whole-row tiles of 1 to 2048 rows: time per
+//         element against the UB footprint (no fit).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -25,6 +29,8 @@
 #include "core/compile.h"
 #include "core/cpu_runtime.h"
 #include "core/op_library.h"
+#include "core/runtime/microkernel.h"
+#include "core/runtime/panels.h"
 #include "core/target.h"
 #include "cost_model/host_model.h"
 
@@ -87,6 +93,38 @@ Family vector_family() {
     }
   }
   return f;
+}
+
+// The micro-kernel alone on packed panels in L1d: C[m, n] += A[m, k] x B[k, n].
+struct KernelShape {
+  int64_t m, n, k;
+};
+
+Family kernel_family(std::vector<KernelShape>& shapes) {
+  const TensorGraph g = build_graph(Workload{"matmul", {64, 64, 64}, DType::F32, {}});
+  const HostModel model(g, host());
+  Family f{"kernel", {"fma", "block"}, {}};
+  shapes = {{32, 48, 16}, {32, 48, 32}, {32, 48, 64}, {16, 16, 16}, {16, 16, 64},
+            {16, 16, 256}, {32, 16, 16}, {32, 16, 64}, {32, 16, 128}};
+  for (const KernelShape& s : shapes)
+    f.cases.push_back({"kernel/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k),
+                       {}, {},
+                       {{"fma", model.tmatmul_fma_cycles(s.m, s.n, s.k)},
+                        {"block", static_cast<double>(model.tmatmul_blocks(s.m, s.n))}}});
+  return f;
+}
+
+void run_kernel(benchmark::State& state, KernelShape s) {
+  using runtime::kPanelColsB;
+  using runtime::kPanelRowsA;
+  const int64_t a_stride = s.k * kPanelRowsA, b_stride = s.k * kPanelColsB;
+  std::vector<float> a(static_cast<size_t>(ceil_div(s.m, kPanelRowsA) * a_stride), 0.5f);
+  std::vector<float> b(static_cast<size_t>(ceil_div(s.n, kPanelColsB) * b_stride), 0.25f);
+  std::vector<float> c(static_cast<size_t>(s.m * s.n), 0.0f);
+  for (auto _ : state) {
+    runtime::gemm_panels(s.m, s.n, s.k, a.data(), a_stride, b.data(), b_stride, c.data(), s.n, true);
+    benchmark::DoNotOptimize(c.data());
+  }
 }
 
 Family stream_family() {
@@ -161,7 +199,7 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
   std::printf("%s fit over %zu runs, at %.2f GHz:", f.title.c_str(), used, ghz);
   for (size_t i = 0; i < n; ++i) {
     const double price = a[i][n] / a[i][i];
-    std::printf("  %s %.1f ns (%.0f cycles)", f.regressors[i].c_str(), price, price * ghz);
+    std::printf("  %s %.2f ns (%.2f cycles)", f.regressors[i].c_str(), price, price * ghz);
   }
   std::printf("\n");
 }
@@ -171,9 +209,13 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  const std::vector<Family> families = {cube_family(), vector_family(), stream_family()};
-  for (const Family& f : families)
-    for (const Case& c : f.cases)
+  std::vector<KernelShape> kernel_shapes;
+  const std::vector<Family> families = {kernel_family(kernel_shapes), cube_family(), vector_family(),
+                                        stream_family()};
+  for (size_t i = 0; i < kernel_shapes.size(); ++i)
+    benchmark::RegisterBenchmark(families[0].cases[i].name.c_str(), run_kernel, kernel_shapes[i])->Unit(benchmark::kMicrosecond);
+  for (size_t f = 1; f < families.size(); ++f)
+    for (const Case& c : families[f].cases)
       benchmark::RegisterBenchmark(c.name.c_str(), run_case, &c)->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -16,7 +16,11 @@ namespace {
 // the runtime's loops, results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run
 // next to ~64 % in the micro-kernel), and checked against measured one-thread runs on
 // a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seeds 1-3).
-constexpr double kFmaPerCycle = 2;          // FMA instructions per cycle
+// FMA instructions per cycle. Measured on the AVX2 VM, the 4 x 16 kernel runs at about
+// one (runtime_steps_bench's kernel fit: 1.7-2.0x the cycles this gives); the nominal
+// rate stays, as the other terms were set beside it and the configs of a workload run
+// the same FMAs but for their edge blocks: the rate scales predictions, barely reorders them.
+constexpr double kFmaPerCycle = 2;
 constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
 constexpr double kBlockCycles = 24;         // a register block's call, zeroing and spill to a buffer
 constexpr double kBlockRowCycles = 12;      // per row of a block: the row loop adding it into C
@@ -32,9 +36,9 @@ constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-alloca
 // Steps. The runtime decodes a block once and drops its SET_FLAG / WAIT_FLAG; what
 // runs is a loop over the other steps. A TMATMUL step, with the two L0 views it reads,
 // costs about 100 cycles beyond its FMAs (bench/runtime_steps_bench's cube fit: median
-// 96 over eight runs, which spread from 32 to 258; results/runtime_steps.md). A vector
+// 99 over nine runs, which spread from -26 to 258; results/runtime_steps.md). A vector
 // task costs about 150 cycles per instruction counted with its four flags, which stand
-// in for the task's set-up (the vector fit there, two runs: add's task of 4 steps
+// in for the task's set-up (the vector fit there, three runs: add's task of 4 steps
 // 1290-1440 cycles against 8 x 150, softmax's of 9 steps 2130-2450 against 13 x 150).
 constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
 constexpr double kTmatmulStepCycles = 100;  // a TMATMUL with its two L0 views
