@@ -22,6 +22,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,19 @@ const Target& host() {
   return t;
 }
 
-// One run: a workload, its config, and the amounts the fit prices.
+// The micro-kernel alone on packed panels in L1d: C[m, n] += A[m, k] x B[k, n].
+struct KernelShape {
+  int64_t m, n, k;
+};
+
+// One run: a workload compiled with its config, or the micro-kernel alone; and the
+// amounts the fit prices.
 struct Case {
   std::string name;
   Workload workload;
   std::string config;
   std::map<std::string, double> amounts;
+  std::optional<KernelShape> kernel;
 };
 
 struct Family {
@@ -95,22 +103,17 @@ Family vector_family() {
   return f;
 }
 
-// The micro-kernel alone on packed panels in L1d: C[m, n] += A[m, k] x B[k, n].
-struct KernelShape {
-  int64_t m, n, k;
-};
-
-Family kernel_family(std::vector<KernelShape>& shapes) {
+Family kernel_family() {
   const TensorGraph g = build_graph(Workload{"matmul", {64, 64, 64}, DType::F32, {}});
   const HostModel model(g, host());
   Family f{"kernel", {"fma", "block"}, {}};
-  shapes = {{32, 48, 16}, {32, 48, 32}, {32, 48, 64}, {16, 16, 16}, {16, 16, 64},
-            {16, 16, 256}, {32, 16, 16}, {32, 16, 64}, {32, 16, 128}};
-  for (const KernelShape& s : shapes)
+  for (const KernelShape s : {KernelShape{32, 48, 16}, {32, 48, 32}, {32, 48, 64}, {16, 16, 16}, {16, 16, 64},
+                              {16, 16, 256}, {32, 16, 16}, {32, 16, 64}, {32, 16, 128}})
     f.cases.push_back({"kernel/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k),
                        {}, {},
                        {{"fma", model.tmatmul_fma_cycles(s.m, s.n, s.k)},
-                        {"block", static_cast<double>(model.tmatmul_blocks(s.m, s.n))}}});
+                        {"block", static_cast<double>(model.tmatmul_blocks(s.m, s.n))}},
+                       s});
   return f;
 }
 
@@ -209,14 +212,13 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  std::vector<KernelShape> kernel_shapes;
-  const std::vector<Family> families = {kernel_family(kernel_shapes), cube_family(), vector_family(),
-                                        stream_family()};
-  for (size_t i = 0; i < kernel_shapes.size(); ++i)
-    benchmark::RegisterBenchmark(families[0].cases[i].name.c_str(), run_kernel, kernel_shapes[i])->Unit(benchmark::kMicrosecond);
-  for (size_t f = 1; f < families.size(); ++f)
-    for (const Case& c : families[f].cases)
-      benchmark::RegisterBenchmark(c.name.c_str(), run_case, &c)->Unit(benchmark::kMicrosecond);
+  const std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), stream_family()};
+  for (const Family& f : families)
+    for (const Case& c : f.cases) {
+      auto* b = c.kernel ? benchmark::RegisterBenchmark(c.name.c_str(), run_kernel, *c.kernel)
+                         : benchmark::RegisterBenchmark(c.name.c_str(), run_case, &c);
+      b->Unit(benchmark::kMicrosecond);
+    }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   Collector collector;

@@ -97,9 +97,9 @@ class KernelCounter {
   void vector_tasks(const VectorBody& body, const Shape& ext, int64_t count, int workspace_tensor) {
     const int64_t loads = static_cast<int64_t>(body.loads.size());
     const int64_t stores = static_cast<int64_t>(body.stores.size());
-    const int64_t flags = (loads ? 2 : 0) + (stores ? 2 : 0);
-    out_.instructions += count * (loads + static_cast<int64_t>(body.steps.size()) + stores + flags);
-    out_.aiv_flags += count * flags;
+    const int64_t per_task = loads + static_cast<int64_t>(body.steps.size()) + stores + (loads ? 2 : 0) +
+                             (stores ? 2 : 0);
+    out_.instructions += count * per_task;
     out_.aiv_gm_loads += count * loads;
     out_.aiv_gm_stores += count * stores;
     for (const GmAccess& a : body.loads) {
@@ -132,7 +132,6 @@ class KernelCounter {
     const auto c = static_cast<double>(count);
     out_.instructions += count * per_task;
     out_.aic_instructions += count * per_task;
-    out_.aic_flags += count * flags;
     out_.aic_gm_loads += count * (loads_a + loads_b);
     out_.aic_gm_stores += count;
     out_.tmatmuls += count * j;

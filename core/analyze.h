@@ -63,8 +63,7 @@ struct KernelSummary {
   int64_t aic_tasks = 0;
   int64_t aiv_tasks = 0;
   int64_t instructions = 0;  // executed over all tasks, flags included
-  int64_t aic_instructions = 0;          // of them, in cube tasks
-  int64_t aic_flags = 0, aiv_flags = 0;  // SET_FLAG / WAIT_FLAG among them, by core type
+  int64_t aic_instructions = 0;  // of them, in cube tasks
 
   // Cube kernels.
   int64_t k_steps = 0;       // L1-level K iterations per cube task

@@ -25,7 +25,7 @@ namespace {
 struct Measured {
   int64_t aic_tasks = 0, aiv_tasks = 0, instructions = 0, tmatmuls = 0, fractals = 0;
   int64_t aic_gm_loads = 0, aic_gm_stores = 0, aiv_gm_loads = 0, aiv_gm_stores = 0;
-  int64_t aic_instructions = 0, aic_flags = 0, aiv_flags = 0;
+  int64_t aic_instructions = 0;
   double gm_read = 0, gm_write = 0, l0a = 0, l0b = 0, l0c_out = 0, workspace = 0;
   std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> vector;  // instrs, repeats, elems
   std::map<MemLevel, int64_t> footprint;
@@ -91,10 +91,6 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
           }
           break;
         }
-        case Opcode::SET_FLAG:
-        case Opcode::WAIT_FLAG:
-          ++(task.core == CoreType::AIC ? m.aic_flags : m.aiv_flags);
-          break;
         case Opcode::TMOV:
           (in.dst.level == MemLevel::L0A ? m.l0a : m.l0b) += local_bytes(in.dst);
           break;
@@ -138,8 +134,6 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
   EXPECT_EQ(s.aiv_tasks, m.aiv_tasks);
   EXPECT_EQ(s.instructions, m.instructions);
   EXPECT_EQ(s.aic_instructions, m.aic_instructions);
-  EXPECT_EQ(s.aic_flags, m.aic_flags);
-  EXPECT_EQ(s.aiv_flags, m.aiv_flags);
   EXPECT_EQ(s.tmatmuls, m.tmatmuls);
   EXPECT_EQ(s.aic_gm_loads, m.aic_gm_loads);
   EXPECT_EQ(s.aic_gm_stores, m.aic_gm_stores);
