@@ -12,17 +12,27 @@
 //         mL0/8 x nL0/48 blocks of the 8 x 48 AVX-512 kernel (mL0/4 x nL0/16 of AVX2's
 //         4 x 16), so blocks and steps vary apart. Fit: time = base + TMATMULs x step
 //         (with the two L0 views it reads) + blocks x block.
+// repack  matmul 512^3 in 16 x 64 x 64 TMATMULs, L1 tiles of 16-128 rows by 64-512
+//         columns: the same FMAs and TMATMULs, A re-packed once per column tile and B
+//         once per row tile (1-8 MiB and 4-32 MiB packed). Fit: time = base + A bytes x
+//         a_byte + B bytes x b_byte + tasks x task.
 // vector  add (2 loads, 1 op, 1 store a task: 8 instructions with the flags) and
 //         softmax (1 load, 7 ops, 1 store: 13) on [512 x 64] fp32, fused, in tiles of 1 to
 //         64 whole rows: the elements and row loops stay the same, the tasks vary. Fit:
 //         time = a base per op + tasks x the op's price per task (its steps and set-up).
 // stream  rmsnorm [2048 x 1024] fused, in whole-row tiles of 1 to 2048 rows: time per
 //         element against the UB footprint (no fit).
+// pack    TLOAD's packing (runtime::pack_panels) of an fp32 operand into A panels (runs
+//         along a row, 64 rows a window) or B panels (runs along a row of B, 64 rows
+//         deep), windows swept over the whole operand as a matmul's tiles sweep it, for
+//         operands of 256 KiB to 16 MiB: inside the core's L2, past it, past a core's LLC
+//         share. Per operand and size, fit: time = bytes x byte + runs x run (a run start,
+//         runs of 32, 128 and 512 floats).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,14 +58,12 @@ struct KernelShape {
   int64_t m, n, k;
 };
 
-// One run: a workload compiled with its config, or the micro-kernel alone; and the
-// amounts the fit prices.
+// One run: a workload compiled with its config, the micro-kernel alone, or a packing
+// sweep; and the amounts the fit prices.
 struct Case {
   std::string name;
-  Workload workload;
-  std::string config;
   std::map<std::string, double> amounts;
-  std::optional<KernelShape> kernel;
+  std::function<void(benchmark::State&)> run;
 };
 
 struct Family {
@@ -63,6 +71,17 @@ struct Family {
   std::vector<std::string> regressors;
   std::vector<Case> cases;
 };
+
+// Runs the workload compiled with `config`, on random inputs.
+std::function<void(benchmark::State&)> compiled(const Workload& w, const std::string& config) {
+  return [w, config](benchmark::State& state) {
+    const TensorGraph g = build_graph(w);
+    const std::vector<HostTensor> inputs = random_inputs(g, 1);
+    CpuExecutor exec(compile(g, TileConfig::parse(config), host()).program, ExecOptions{1});
+    exec.run(inputs);
+    for (auto _ : state) benchmark::DoNotOptimize(exec.run(inputs));
+  };
+}
 
 std::string cube_config(int64_t mL0, int64_t kL0, int64_t nL0) {
   return R"({"cube":{"m":[)" + std::to_string(mL0) + R"(,64],"k":[)" + std::to_string(kL0) + R"(,64],"n":[)" +
@@ -79,10 +98,30 @@ Family cube_family() {
       for (int64_t n : {16, 48}) {
         const std::string config = cube_config(m, k, n);
         const double tmatmuls = static_cast<double>(analyze(g, TileConfig::parse(config), host()).kernels[0].tmatmuls);
-        f.cases.push_back({"cube/" + config, w, config,
+        f.cases.push_back({"cube/" + config,
                            {{"base", 1}, {"tmatmul", tmatmuls},
-                            {"block", tmatmuls * static_cast<double>(model.tmatmul_blocks(m, n))}}});
+                            {"block", tmatmuls * static_cast<double>(model.tmatmul_blocks(m, n))}},
+                           compiled(w, config)});
       }
+  return f;
+}
+
+// matmul 512^3 with the same TMATMULs (16 x 64 x 64) in L1 tiles of 16 to 128 rows and
+// 64 to 512 columns: A is re-packed once per column tile, B once per row tile.
+Family repack_family() {
+  const Workload w{"matmul", {512, 512, 512}, DType::F32, {}};
+  const TensorGraph g = build_graph(w);
+  Family f{"repack", {"base", "a_byte", "b_byte", "task"}, {}};
+  for (int64_t m : {16, 32, 64, 128})
+    for (int64_t n : {64, 128, 256, 512}) {
+      const std::string config = R"({"cube":{"m":[16,)" + std::to_string(m) + R"(],"k":[64,128],"n":[64,)" +
+                                 std::to_string(n) + "]}}";
+      const KernelSummary k = analyze(g, TileConfig::parse(config), host()).kernels.at(0);
+      std::map<std::string, double> amounts{{"base", 1}, {"task", static_cast<double>(k.aic_tasks)}};
+      for (const TensorRead& read : k.reads)
+        amounts[read.tensor == k.cube_a ? "a_byte" : "b_byte"] += read.bytes;
+      f.cases.push_back({"repack/" + config, amounts, compiled(w, config)});
+    }
   return f;
 }
 
@@ -96,11 +135,28 @@ Family vector_family() {
       double tasks = 0;
       for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels)
         tasks += static_cast<double>(k.aiv_tasks);
-      f.cases.push_back({std::string("vector/") + op + "/" + config, w, config,
-                         {{op, 1}, {std::string(op) + "_task", tasks}}});
+      f.cases.push_back({std::string("vector/") + op + "/" + config,
+                         {{op, 1}, {std::string(op) + "_task", tasks}},
+                         compiled(w, config)});
     }
   }
   return f;
+}
+
+// Runs the micro-kernel alone on packed panels in L1d.
+std::function<void(benchmark::State&)> micro_kernel(KernelShape s) {
+  return [s](benchmark::State& state) {
+    using runtime::kPanelColsB;
+    using runtime::kPanelRowsA;
+    const int64_t a_stride = s.k * kPanelRowsA, b_stride = s.k * kPanelColsB;
+    std::vector<float> a(static_cast<size_t>(ceil_div(s.m, kPanelRowsA) * a_stride), 0.5f);
+    std::vector<float> b(static_cast<size_t>(ceil_div(s.n, kPanelColsB) * b_stride), 0.25f);
+    std::vector<float> c(static_cast<size_t>(s.m * s.n), 0.0f);
+    for (auto _ : state) {
+      runtime::gemm_panels(s.m, s.n, s.k, a.data(), a_stride, b.data(), b_stride, c.data(), s.n, true);
+      benchmark::DoNotOptimize(c.data());
+    }
+  };
 }
 
 Family kernel_family() {
@@ -110,24 +166,10 @@ Family kernel_family() {
   for (const KernelShape s : {KernelShape{32, 48, 16}, {32, 48, 32}, {32, 48, 64}, {16, 16, 16}, {16, 16, 64},
                               {16, 16, 256}, {32, 16, 16}, {32, 16, 64}, {32, 16, 128}})
     f.cases.push_back({"kernel/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k),
-                       {}, {},
                        {{"fma", model.tmatmul_fma_cycles(s.m, s.n, s.k)},
                         {"block", static_cast<double>(model.tmatmul_blocks(s.m, s.n))}},
-                       s});
+                       micro_kernel(s)});
   return f;
-}
-
-void run_kernel(benchmark::State& state, KernelShape s) {
-  using runtime::kPanelColsB;
-  using runtime::kPanelRowsA;
-  const int64_t a_stride = s.k * kPanelRowsA, b_stride = s.k * kPanelColsB;
-  std::vector<float> a(static_cast<size_t>(ceil_div(s.m, kPanelRowsA) * a_stride), 0.5f);
-  std::vector<float> b(static_cast<size_t>(ceil_div(s.n, kPanelColsB) * b_stride), 0.25f);
-  std::vector<float> c(static_cast<size_t>(s.m * s.n), 0.0f);
-  for (auto _ : state) {
-    runtime::gemm_panels(s.m, s.n, s.k, a.data(), a_stride, b.data(), b_stride, c.data(), s.n, true);
-    benchmark::DoNotOptimize(c.data());
-  }
 }
 
 Family stream_family() {
@@ -137,19 +179,62 @@ Family stream_family() {
   for (int64_t rows : {1, 4, 16, 64, 128, 256, 512, 1024, 2048}) {
     const std::string config = R"({"vec":[)" + std::to_string(rows) + R"(,1024],"nbuffer":1})";
     const KernelSummary k = analyze(g, TileConfig::parse(config), host()).kernels.at(0);
-    f.cases.push_back({"stream/" + config, w, config,
-                       {{"ub_kib", static_cast<double>(k.footprint.at(MemLevel::UB)) / 1024}, {"elements", 2048.0 * 1024}}});
+    f.cases.push_back({"stream/" + config,
+                       {{"ub_kib", static_cast<double>(k.footprint.at(MemLevel::UB)) / 1024}, {"elements", 2048.0 * 1024}},
+                       compiled(w, config)});
   }
   return f;
 }
 
-void run_case(benchmark::State& state, const Case* c) {
-  const TensorGraph g = build_graph(c->workload);
-  const std::vector<HostTensor> inputs = random_inputs(g, 1);
-  CpuExecutor exec(compile(g, TileConfig::parse(c->config), host()).program, ExecOptions{1});
-  exec.run(inputs);
-  for (auto _ : state) benchmark::DoNotOptimize(exec.run(inputs));
-  for (const auto& [name, amount] : c->amounts) state.counters[name] = amount;
+// One packing sweep: every window of a row-major fp32 operand of `bytes`, 512 floats a
+// row, packed in turn into one L1 buffer, as a matmul's TLOADs sweep A (`is_a`: runs
+// along a row, 64 rows a window) or B (runs along a row of B, 64 rows deep).
+struct PackSweep {
+  bool is_a;
+  int64_t bytes, run;
+};
+
+constexpr int64_t kPackCols = 512, kPackWindowRows = 64;
+
+std::function<void(benchmark::State&)> pack_sweep(PackSweep p) {
+  return [p](benchmark::State& state) {
+    using runtime::kPanelColsB;
+    using runtime::kPanelRowsA;
+    const int64_t rows = p.bytes / 4 / kPackCols;
+    std::vector<float> src(static_cast<size_t>(rows * kPackCols), 0.5f);
+    const int width = p.is_a ? kPanelRowsA : kPanelColsB;
+    const int64_t lanes = p.is_a ? kPackWindowRows : p.run, depth = p.is_a ? p.run : kPackWindowRows;
+    std::vector<float> l1(static_cast<size_t>(runtime::panel_elements(width, lanes, depth)));
+    const runtime::Panels dst{l1.data(), width, depth * width};
+    for (auto _ : state) {
+      for (int64_t r = 0; r < rows; r += kPackWindowRows)
+        for (int64_t c = 0; c < kPackCols; c += p.run) {
+          const float* window = src.data() + r * kPackCols + c;
+          if (p.is_a) runtime::pack_panels(dst, lanes, depth, window, DType::F32, kPackCols, 1);
+          else runtime::pack_panels(dst, lanes, depth, window, DType::F32, 1, kPackCols);
+        }
+      benchmark::DoNotOptimize(l1.data());
+    }
+  };
+}
+
+// Per operand and size, one family: the fit separates the price of a byte from a run's.
+std::vector<Family> pack_families() {
+  std::vector<Family> families;
+  for (const bool is_a : {true, false})
+    for (const int64_t kib : {256, 1024, 4096, 16384}) {
+      const std::string title = std::string("pack ") + (is_a ? "A" : "B") + " " + std::to_string(kib) + " KiB";
+      Family f{title, {"byte", "run"}, {}};
+      for (const int64_t run : {32, 128, 512}) {
+        const PackSweep p{is_a, kib << 10, run};
+        f.cases.push_back({"pack/" + std::string(is_a ? "A" : "B") + "/" + std::to_string(kib) + "KiB/run" +
+                               std::to_string(run),
+                           {{"byte", static_cast<double>(p.bytes)}, {"run", static_cast<double>(p.bytes / 4 / run)}},
+                           pack_sweep(p)});
+      }
+      families.push_back(std::move(f));
+    }
+  return families;
 }
 
 // Keeps each run's CPU time per iteration (ns; the table is in us) by name, besides
@@ -212,12 +297,14 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  const std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), stream_family()};
+  std::vector<Family> families = {kernel_family(), cube_family(), repack_family(), vector_family(), stream_family()};
+  for (Family& f : pack_families()) families.push_back(std::move(f));
   for (const Family& f : families)
     for (const Case& c : f.cases) {
-      auto* b = c.kernel ? benchmark::RegisterBenchmark(c.name.c_str(), run_kernel, *c.kernel)
-                         : benchmark::RegisterBenchmark(c.name.c_str(), run_case, &c);
-      b->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(c.name.c_str(), [&c](benchmark::State& state) {
+        c.run(state);
+        for (const auto& [name, amount] : c.amounts) state.counters[name] = amount;
+      })->Unit(benchmark::kMicrosecond);
     }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -16,17 +16,25 @@ namespace {
 // the runtime's loops, results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run
 // next to ~64 % in the micro-kernel), and checked against measured one-thread runs on
 // a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seeds 1-3).
-// FMA instructions per cycle. Measured on the AVX2 VM, the 4 x 16 kernel runs at about
-// one (runtime_steps_bench's kernel fit: 1.7-2.0x the cycles this gives); the nominal
-// rate stays, as the other terms were set beside it and the configs of a workload run
-// the same FMAs but for their edge blocks: the rate scales predictions, barely reorders them.
-constexpr double kFmaPerCycle = 2;
+// FMA instructions per cycle of the AVX2 4 x 16 micro-kernel, measured alone (bench/
+// runtime_steps_bench's kernel family; results/runtime_steps.md): about one, not the two
+// pipes' nominal two (HostModel::fma_per_cycle_) that the AVX-512 kernel is given.
+constexpr double kAvx2FmaPerCycle = 1;
 constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
-constexpr double kBlockCycles = 24;         // a register block's call, zeroing and spill to a buffer
-constexpr double kBlockRowCycles = 12;      // per row of a block: the row loop adding it into C
-constexpr double kPackABytesPerCycle = 2;   // GM -> A panels (8x8 transposes)
-constexpr double kPackBBytesPerCycle = 3;   // GM -> B panels (row copies)
-constexpr double kLlcPackBytesPerCycle = 1; // packing an operand that only the LLC holds
+// A register block's call, zeroing and spill to a buffer, and per row the loop adding it
+// into C: 40 cycles for AVX2's 4 x 16 block with its C traffic (measured 24-61, the
+// kernel and cube families of runtime_steps_bench).
+constexpr double kBlockCycles = 8;
+constexpr double kBlockRowCycles = 4;
+// Packing GM -> A panels (8 x 8 transposes) and B panels (row copies), bytes per cycle,
+// as measured inside a matmul 512^3 that re-packs 1-8 MiB of each operand (runtime_steps_bench's
+// repack family: 0.30 and 0.27 cycles a byte). The rate holds past the core's L2 (the
+// pack loop alone: the same cycles a byte from 256 KiB to 4 MiB operands, its pack family).
+constexpr double kPackABytesPerCycle = 3.3;
+constexpr double kPackBBytesPerCycle = 3.7;
+// Past a core's LLC share packing streams from DRAM: the pack loop alone took 0.45
+// cycles a byte more at a 16 MiB operand, three quarters of it past the share.
+constexpr double kDramPackCyclesPerByte = 0.6;
 // Vector TLOAD rows, with conversion, from L2 or the LLC alike: the copy loop, not the
 // cache, sets the pace (a separate 1 B/cycle LLC rate priced unfused partitions' reads
 // of their intermediates ~3x too high against measured runs).
@@ -94,7 +102,10 @@ HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(gr
   if (target.simd_bytes == 64) return;  // AVX-512: 8 x 48 (core/runtime/microkernel.h)
   narrow_tail_blocks_ = false;
   block_cols_ = 16;
-  if (target.simd_bytes == 32) block_rows_ = 4;  // AVX2: 4 x 16; else the portable 8 x 16
+  if (target.simd_bytes == 32) {  // AVX2: 4 x 16; else the portable 8 x 16
+    block_rows_ = 4;
+    fma_per_cycle_ = kAvx2FmaPerCycle;
+  }
 }
 
 double HostModel::tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const {
@@ -105,7 +116,7 @@ double HostModel::tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const {
     // portable blocks always run their full width, zero lanes included.
     const int64_t cols = narrow_tail_blocks_ ? std::min<int64_t>(block_cols_, n - col) : block_cols_;
     const double vectors = static_cast<double>(ceil_div(cols, lanes));
-    const double fma = block_rows_ * vectors / kFmaPerCycle;
+    const double fma = block_rows_ * vectors / fma_per_cycle_;
     const double loads = (vectors + block_rows_) / kLoadsPerCycle;
     per_step += std::max(fma, loads);
   }
@@ -116,6 +127,10 @@ int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
   return ceil_div(m, block_rows_) * ceil_div(n, block_cols_);
 }
 
+int64_t HostModel::llc_share_bytes() const {
+  return std::min(kLlcShareBytes, target_.l2_bytes / std::max(1, target_.aic_cores));
+}
+
 // Cycles per byte a core streams a working set of this size at. A pass over a set that
 // overflows a level by a fraction f still finds about 1 - f of it there, so each level
 // adds its next level's extra cost per byte times the fraction it misses: graded, not a
@@ -123,9 +138,8 @@ int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
 double HostModel::stream_cycles_per_byte(int64_t working_set) const {
   const double ws = static_cast<double>(std::max<int64_t>(1, working_set));
   const double dram = std::min(kDramStreamBytesPerCycle, target_.gm_read_bpc);
-  const int64_t llc_share = std::min(kLlcShareBytes, target_.l2_bytes / std::max(1, target_.aic_cores));
   const std::pair<int64_t, double> levels[] = {  // capacity, and the next level's rate
-      {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {llc_share, dram}};
+      {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {llc_share_bytes(), dram}};
   double rate = kL1dBytesPerCycle;  // UB ~ L1d, L1 ~ the core's L2, L2 ~ the LLC
   double cycles = 1.0 / rate;
   for (const auto& [capacity, next] : levels) {
@@ -195,13 +209,15 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
 
   // Packing: each TLOAD reads its operand window from GM into panels, row by row of the
   // row-major operand: kAL1-long runs of A, nL1-long runs of B. Each run starts a new
-  // stream the prefetcher has not seen, and waits on the cache holding the operand.
+  // stream the prefetcher has not seen; the part of the operand past the LLC share
+  // comes from DRAM.
+  const double llc_share = static_cast<double>(llc_share_bytes());
   for (const TensorRead& read : k.reads) {
     const bool is_a = read.tensor == k.cube_a;
     if (!is_a && read.tensor != k.cube_b) continue;
-    const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
-    const double rate = !in_l2 ? kLlcPackBytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
-    w.pack += TimeTerms::term(c, Coef::L2, read.bytes / rate);
+    const double missed = std::max(0.0, 1.0 - llc_share / std::max(1.0, read.distinct_bytes));
+    const double cycles_per_byte = 1.0 / (is_a ? kPackABytesPerCycle : kPackBBytesPerCycle) + missed * kDramPackCyclesPerByte;
+    w.pack += TimeTerms::term(c, Coef::L2, read.bytes * cycles_per_byte);
     w.pack += run_starts(c, read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k)));
   }
   const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back

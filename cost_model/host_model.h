@@ -88,6 +88,7 @@ class HostModel {
   void vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const;
   double vector_cycles_per_element(OpKind op, DType dtype) const;
   double stream_cycles_per_byte(int64_t working_set) const;
+  int64_t llc_share_bytes() const;  // the last-level cache one core can count on
   TimeTerms run_starts(const Coefficients& c, double runs) const;
   double input_bytes(const KernelSummary& k) const;
 
@@ -96,6 +97,7 @@ class HostModel {
   const Target& target_;
   int block_rows_ = 8, block_cols_ = 48;  // the micro-kernel's register tile
   bool narrow_tail_blocks_ = true;        // AVX-512: the last column block runs only its vectors
+  double fma_per_cycle_ = 2;              // the micro-kernel's FMAs per cycle: two pipes, nominal
 };
 
 }  // namespace pto

@@ -5,6 +5,8 @@
 
 namespace pto {
 
+// 0.4.5: the host model's packing, register blocks and AVX2 FMA rate at the runtime's
+// measured prices (packing as fast past the core's L2, slower past its LLC share);
 // 0.4.4: the host model prices the steps the CPU runtime runs (no cube flags; a TMATMUL
 // at its measured price) and a vector pass's stream only beyond its compute, past the
 // core's LLC share;
@@ -12,6 +14,6 @@ namespace pto {
 // the store beside the next load; n slots: compute waits for the store before it);
 // 0.4.2: the host model's run start per row of a vector tile narrower than its rows;
 // 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
-inline constexpr const char* kCostModelVersion = "0.4.4";
+inline constexpr const char* kCostModelVersion = "0.4.5";
 
 }  // namespace pto
