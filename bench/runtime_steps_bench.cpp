@@ -12,10 +12,6 @@
 //         mL0/8 x nL0/48 blocks of the 8 x 48 AVX-512 kernel (mL0/4 x nL0/16 of AVX2's
 //         4 x 16), so blocks and steps vary apart. Fit: time = base + TMATMULs x step
 //         (with the two L0 views it reads) + blocks x block.
-// repack  matmul 512^3 in 16 x 64 x 64 TMATMULs, L1 tiles of 16-128 rows by 64-512
-//         columns: the same FMAs and TMATMULs, A re-packed once per column tile and B
-//         once per row tile (1-8 MiB and 4-32 MiB packed). Fit: time = base + A bytes x
-//         a_byte + B bytes x b_byte + tasks x task.
 // vector  add (2 loads, 1 op, 1 store a task: 8 instructions with the flags) and
 //         softmax (1 load, 7 ops, 1 store: 13) on [512 x 64] fp32, fused, in tiles of 1 to
 //         64 whole rows: the elements and row loops stay the same, the tasks vary. Fit:
@@ -103,25 +99,6 @@ Family cube_family() {
                             {"block", tmatmuls * static_cast<double>(model.tmatmul_blocks(m, n))}},
                            compiled(w, config)});
       }
-  return f;
-}
-
-// matmul 512^3 with the same TMATMULs (16 x 64 x 64) in L1 tiles of 16 to 128 rows and
-// 64 to 512 columns: A is re-packed once per column tile, B once per row tile.
-Family repack_family() {
-  const Workload w{"matmul", {512, 512, 512}, DType::F32, {}};
-  const TensorGraph g = build_graph(w);
-  Family f{"repack", {"base", "a_byte", "b_byte", "task"}, {}};
-  for (int64_t m : {16, 32, 64, 128})
-    for (int64_t n : {64, 128, 256, 512}) {
-      const std::string config = R"({"cube":{"m":[16,)" + std::to_string(m) + R"(],"k":[64,128],"n":[64,)" +
-                                 std::to_string(n) + "]}}";
-      const KernelSummary k = analyze(g, TileConfig::parse(config), host()).kernels.at(0);
-      std::map<std::string, double> amounts{{"base", 1}, {"task", static_cast<double>(k.aic_tasks)}};
-      for (const TensorRead& read : k.reads)
-        amounts[read.tensor == k.cube_a ? "a_byte" : "b_byte"] += read.bytes;
-      f.cases.push_back({"repack/" + config, amounts, compiled(w, config)});
-    }
   return f;
 }
 
@@ -297,7 +274,7 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  std::vector<Family> families = {kernel_family(), cube_family(), repack_family(), vector_family(), stream_family()};
+  std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), stream_family()};
   for (Family& f : pack_families()) families.push_back(std::move(f));
   for (const Family& f : families)
     for (const Case& c : f.cases) {

@@ -26,12 +26,17 @@ constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per
 // kernel and cube families of runtime_steps_bench).
 constexpr double kBlockCycles = 8;
 constexpr double kBlockRowCycles = 4;
-// Packing GM -> A panels (8 x 8 transposes) and B panels (row copies), bytes per cycle,
-// as measured inside a matmul 512^3 that re-packs 1-8 MiB of each operand (runtime_steps_bench's
-// repack family: 0.30 and 0.27 cycles a byte). The rate holds past the core's L2 (the
-// pack loop alone: the same cycles a byte from 256 KiB to 4 MiB operands, its pack family).
+// Packing GM -> A panels (8 x 8 transposes) and B panels (row copies), bytes per cycle.
+// The pack loop alone (bench/runtime_steps_bench's pack family) runs A at ~8 and B at
+// ~3.6 B/cycle, as fast from a 4 MiB operand as from one inside the core's L2. Inside a
+// matmul, between the kernel's runs, it is slower, and slower for an operand past L2:
+// on a skinny matmul, re-packing 8 MiB of an L2-resident A ran 8 % faster than
+// re-packing 8 MiB of B from the LLC (results/cost_model_ranking_cpu.md, seed 14). No
+// clean measurement pins the in-matmul rates down (a fit over matmuls that re-pack
+// 1-32 MiB swung with the noise, even in sign); these were chosen on the saved samples.
 constexpr double kPackABytesPerCycle = 3.3;
 constexpr double kPackBBytesPerCycle = 3.7;
+constexpr double kPackPastL2BytesPerCycle = 2.5;
 // Past a core's LLC share packing streams from DRAM: the pack loop alone took 0.45
 // cycles a byte more at a 16 MiB operand, three quarters of it past the share.
 constexpr double kDramPackCyclesPerByte = 0.6;
@@ -209,15 +214,16 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
 
   // Packing: each TLOAD reads its operand window from GM into panels, row by row of the
   // row-major operand: kAL1-long runs of A, nL1-long runs of B. Each run starts a new
-  // stream the prefetcher has not seen; the part of the operand past the LLC share
-  // comes from DRAM.
+  // stream the prefetcher has not seen. An operand past L2 packs slower, and the part of
+  // it past the LLC share comes from DRAM.
   const double llc_share = static_cast<double>(llc_share_bytes());
   for (const TensorRead& read : k.reads) {
     const bool is_a = read.tensor == k.cube_a;
     if (!is_a && read.tensor != k.cube_b) continue;
     const double missed = std::max(0.0, 1.0 - llc_share / std::max(1.0, read.distinct_bytes));
-    const double cycles_per_byte = 1.0 / (is_a ? kPackABytesPerCycle : kPackBBytesPerCycle) + missed * kDramPackCyclesPerByte;
-    w.pack += TimeTerms::term(c, Coef::L2, read.bytes * cycles_per_byte);
+    const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
+    const double rate = !in_l2 ? kPackPastL2BytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
+    w.pack += TimeTerms::term(c, Coef::L2, read.bytes * (1.0 / rate + missed * kDramPackCyclesPerByte));
     w.pack += run_starts(c, read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k)));
   }
   const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
