@@ -37,9 +37,10 @@ constexpr double kBlockRowCycles = 4;
 constexpr double kPackABytesPerCycle = 3.3;
 constexpr double kPackBBytesPerCycle = 3.7;
 constexpr double kPackPastL2BytesPerCycle = 2.5;
-// Past a core's LLC share packing streams from DRAM: the pack loop alone took 0.45
-// cycles a byte more at a 16 MiB operand, three quarters of it past the share.
-constexpr double kDramPackCyclesPerByte = 0.6;
+// Past a core's LLC share packing streams from DRAM: the pack loop alone took 0.21-0.46
+// cycles a byte more at a 16 MiB operand than at 4 MiB (two runs), three quarters of
+// the operand past the share: 0.28-0.61 a byte missed.
+constexpr double kDramPackCyclesPerByte = 0.45;
 // Vector TLOAD rows, with conversion, from L2 or the LLC alike: the copy loop, not the
 // cache, sets the pace (a separate 1 B/cycle LLC rate priced unfused partitions' reads
 // of their intermediates ~3x too high against measured runs).

@@ -5,8 +5,9 @@
 
 namespace pto {
 
-// 0.4.5: the host model's packing, register blocks and AVX2 FMA rate at the runtime's
-// measured prices (packing as fast past the core's L2, slower past its LLC share);
+// 0.4.5: the host model's register blocks and AVX2 FMA rate at the runtime's measured
+// prices; packing at 3.3 / 3.7 B/cycle (A / B), 2.5 past the core's L2 (was 1), and
+// from DRAM past its LLC share;
 // 0.4.4: the host model prices the steps the CPU runtime runs (no cube flags; a TMATMUL
 // at its measured price) and a vector pass's stream only beyond its compute, past the
 // core's LLC share;
