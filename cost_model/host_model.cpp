@@ -22,12 +22,12 @@ namespace {
 constexpr double kAvx2FmaPerCycle = 1;
 constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
 // A register block's call, zeroing and spill to a buffer, and per row the loop adding it
-// into C: 40 cycles for AVX2's 4 x 16 block with its C traffic (measured 24-61, the
+// into C: 40 cycles for AVX2's 4 x 16 block with its C traffic (measured 23-61, the
 // kernel and cube families of runtime_steps_bench).
 constexpr double kBlockCycles = 8;
 constexpr double kBlockRowCycles = 4;
 // Packing GM -> A panels (8 x 8 transposes) and B panels (row copies), bytes per cycle.
-// The pack loop alone (bench/runtime_steps_bench's pack family) runs A at ~8 and B at
+// The pack loop alone (bench/runtime_steps_bench's pack family) runs A at ~9 and B at
 // ~3.6 B/cycle, as fast from a 4 MiB operand as from one inside the core's L2. Inside a
 // matmul, between the kernel's runs, it is slower, and slower for an operand past L2:
 // on a skinny matmul, re-packing 8 MiB of an L2-resident A ran 8 % faster than
@@ -79,6 +79,11 @@ constexpr double kDramStreamBytesPerCycle = 5;
 // A vector pass moves two 4-byte operands in and one out, the write's line fetched
 // first (write-allocate).
 constexpr double kPassBytesPerElement = 16;
+
+// The fraction of a working set of `bytes` that a level of `capacity` cannot hold.
+double missed_fraction(int64_t capacity, double bytes) {
+  return std::max(0.0, 1.0 - static_cast<double>(capacity) / std::max(1.0, bytes));
+}
 
 int64_t level_bytes(const KernelSummary& k, MemLevel level) {
   const auto it = k.footprint.find(level);
@@ -142,15 +147,14 @@ int64_t HostModel::llc_share_bytes() const {
 // adds its next level's extra cost per byte times the fraction it misses: graded, not a
 // cliff at the capacity (a tile just past L2 ran as fast as one inside it, measured).
 double HostModel::stream_cycles_per_byte(int64_t working_set) const {
-  const double ws = static_cast<double>(std::max<int64_t>(1, working_set));
+  const double ws = static_cast<double>(working_set);
   const double dram = std::min(kDramStreamBytesPerCycle, target_.gm_read_bpc);
   const std::pair<int64_t, double> levels[] = {  // capacity, and the next level's rate
       {target_.ub, kL2BytesPerCycle}, {target_.l1, kLlcBytesPerCycle}, {llc_share_bytes(), dram}};
   double rate = kL1dBytesPerCycle;  // UB ~ L1d, L1 ~ the core's L2, L2 ~ the LLC
   double cycles = 1.0 / rate;
   for (const auto& [capacity, next] : levels) {
-    const double missed = std::max(0.0, 1.0 - static_cast<double>(capacity) / ws);
-    cycles += missed * (1.0 / next - 1.0 / rate);
+    cycles += missed_fraction(capacity, ws) * (1.0 / next - 1.0 / rate);
     rate = next;
   }
   return cycles;
@@ -217,11 +221,10 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
   // row-major operand: kAL1-long runs of A, nL1-long runs of B. Each run starts a new
   // stream the prefetcher has not seen. An operand past L2 packs slower, and the part of
   // it past the LLC share comes from DRAM.
-  const double llc_share = static_cast<double>(llc_share_bytes());
   for (const TensorRead& read : k.reads) {
     const bool is_a = read.tensor == k.cube_a;
     if (!is_a && read.tensor != k.cube_b) continue;
-    const double missed = std::max(0.0, 1.0 - llc_share / std::max(1.0, read.distinct_bytes));
+    const double missed = missed_fraction(llc_share_bytes(), read.distinct_bytes);
     const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
     const double rate = !in_l2 ? kPackPastL2BytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
     w.pack += TimeTerms::term(c, Coef::L2, read.bytes * (1.0 / rate + missed * kDramPackCyclesPerByte));

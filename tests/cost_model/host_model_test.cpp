@@ -4,9 +4,10 @@
 // it slower, packing grows with the tiles that re-pack the operands, a narrow register
 // block costs more per flop, edge blocks cost at least their share, ragged shapes never
 // predict faster than smaller ones, narrow TLOAD runs (cube and vector) and C rows cost
-// per run / row, packing slows past L2 and pays DRAM past the LLC share, transcendental rows cost their fp64 expansions, passes slow gradually
-// as a tile outgrows each cache and beyond the LLC stream no faster, row loops over
-// 1-wide rows cost per element, and the prediction is the linear form calibration fits.
+// per run / row, packing slows past L2 and pays DRAM past the LLC share, cube flags cost
+// nothing, transcendental rows cost their fp64 expansions, passes pay only the stream
+// beyond their compute and beyond the LLC stream no faster, row loops over 1-wide rows
+// cost per element, and the prediction is the linear form calibration fits.
 #include <cmath>
 #include <random>
 #include <vector>
