@@ -45,7 +45,7 @@ Workload matmul_workload(int64_t n) { return Workload{"matmul", {n, n, n}, DType
 
 double seconds_of_one_run(CpuExecutor& exec, const std::vector<HostTensor>& inputs) {
   const auto start = std::chrono::steady_clock::now();
-  benchmark::DoNotOptimize(exec.run(inputs));
+  exec.execute(inputs);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -61,7 +61,7 @@ std::string best_config(int64_t n, int threads, const std::vector<HostTensor>& i
   double best_s = 1e30;
   for (const char* text : kGrid) {
     CpuExecutor exec(compile(g, TileConfig::parse(text), host).program, ExecOptions{threads});
-    exec.run(inputs);
+    exec.execute(inputs);
     const double s = std::min(seconds_of_one_run(exec, inputs), seconds_of_one_run(exec, inputs));
     if (s < best_s) {
       best_s = s;
@@ -76,8 +76,8 @@ void runtime_matmul(benchmark::State& state, int64_t n, int threads) {
   const std::vector<HostTensor> inputs = random_inputs(g, 1);
   const std::string config = best_config(n, threads, inputs);
   CpuExecutor exec(compile(g, TileConfig::parse(config), load_target("host")).program, ExecOptions{threads});
-  exec.run(inputs);
-  for (auto _ : state) benchmark::DoNotOptimize(exec.run(inputs));
+  exec.execute(inputs);
+  for (auto _ : state) exec.execute(inputs);
   state.counters["GFLOP/s"] = benchmark::Counter(flops(n) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(config);
 }

@@ -38,6 +38,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,7 @@ struct Options {
   std::string save, load;
   bool cpu_time = true;
   bool verbose = false;  // --verbose 1: every sample, measured, predicted and its breakdown, on stderr
-  double prior_weight = CalibrationOptions{}.prior_weight;
+  std::optional<double> prior_weight;  // unset: calibrate()'s default for the host
 };
 
 Options parse_options(int argc, char** argv) {
@@ -114,7 +115,8 @@ Options parse_options(int argc, char** argv) {
       ("save", bench::po::value(&o.save), "write every measurement to FILE (JSON lines)")
       ("load", bench::po::value(&o.load), "score the measurements of FILE instead of measuring")
       ("verbose", bench::po::value(&verbose)->default_value(verbose), "1: every sample with its breakdown, on stderr")
-      ("prior-weight", bench::po::value(&o.prior_weight)->default_value(o.prior_weight), "the calibration's pull towards the datasheet figures");
+      ("prior-weight", bench::po::value<double>()->notifier([&o](double w) { o.prior_weight = w; }),
+       "the calibration's pull towards the datasheet figures (default: calibrate()'s for a host)");
   bench::parse_report_options(argc, argv, "ranking_cpu_bench [options]", options);
   if (clock != "cpu" && clock != "wall") usage_error("ranking_cpu_bench: --clock is cpu or wall, got " + clock);
   o.cpu_time = clock == "cpu";

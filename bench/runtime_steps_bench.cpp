@@ -16,6 +16,11 @@
 //         softmax (1 load, 7 ops, 1 store: 13) on [512 x 64] fp32, fused, in tiles of 1 to
 //         64 whole rows: the elements and row loops stay the same, the tasks vary. Fit:
 //         time = a base per op + tasks x the op's price per task (its steps and set-up).
+// element add, sum, amax, erfc, gelu, softmax, layernorm and rmsnorm on [128 | 256 x 1024]
+//         fp32, fused, in tiles of 32 whole rows (inputs and output inside a core's LLC
+//         share). Fit: time = element passes x pass + exp / log / tanh passes x
+//         fp64_math + erf / erfc passes x erf + bytes loaded x load_byte + bytes stored
+//         x store_byte.
 // stream  rmsnorm [2048 x 1024] fused, in whole-row tiles of 1 to 2048 rows: time per
 //         element against the UB footprint (no fit).
 // pack    TLOAD's packing (runtime::pack_panels) of an fp32 operand into A panels (runs
@@ -74,8 +79,8 @@ std::function<void(benchmark::State&)> compiled(const Workload& w, const std::st
     const TensorGraph g = build_graph(w);
     const std::vector<HostTensor> inputs = random_inputs(g, 1);
     CpuExecutor exec(compile(g, TileConfig::parse(config), host()).program, ExecOptions{1});
-    exec.run(inputs);
-    for (auto _ : state) benchmark::DoNotOptimize(exec.run(inputs));
+    exec.execute(inputs);
+    for (auto _ : state) exec.execute(inputs);
   };
 }
 
@@ -160,6 +165,35 @@ Family stream_family() {
                        {{"ub_kib", static_cast<double>(k.footprint.at(MemLevel::UB)) / 1024}, {"elements", 2048.0 * 1024}},
                        compiled(w, config)});
   }
+  return f;
+}
+
+// The amounts a fused vector kernel's elements cost by: every pass over them, the
+// transcendental passes again, and the bytes its row loads read and its stores write.
+std::map<std::string, double> element_amounts(const KernelSummary& k) {
+  std::map<std::string, double> amounts{{"pass", 0}, {"fp64_math", 0}, {"erf", 0}, {"load_byte", 0},
+                                        {"store_byte", k.gm_write_bytes}};
+  for (const VectorWork& v : k.vector_work) {
+    const double e = static_cast<double>(v.elements);
+    amounts["pass"] += e;
+    if (v.op == OpKind::Exp || v.op == OpKind::Log || v.op == OpKind::Tanh) amounts["fp64_math"] += e;
+    if (v.op == OpKind::Erf || v.op == OpKind::Erfc) amounts["erf"] += e;
+  }
+  for (const TensorRead& read : k.reads) amounts["load_byte"] += read.bytes;
+  return amounts;
+}
+
+Family element_family() {
+  Family f{"element", {"pass", "fp64_math", "erf", "load_byte", "store_byte"}, {}};
+  for (const char* op : {"add", "sum", "amax", "erfc", "gelu", "softmax", "layernorm", "rmsnorm"})
+    for (const int64_t rows : {128, 256}) {
+      const Workload w{op, {rows, 1024}, DType::F32, {}};
+      const TensorGraph g = build_graph(w);
+      const std::string config = R"({"vec":[32,1024],"nbuffer":1})";
+      const KernelSummary k = analyze(g, TileConfig::parse(config), host()).kernels.at(0);
+      f.cases.push_back({std::string("element/") + op + "/" + std::to_string(rows) + "x1024", element_amounts(k),
+                         compiled(w, config)});
+    }
   return f;
 }
 
@@ -274,7 +308,7 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), stream_family()};
+  std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), element_family(), stream_family()};
   for (Family& f : pack_families()) families.push_back(std::move(f));
   for (const Family& f : families)
     for (const Case& c : f.cases) {

@@ -1,11 +1,12 @@
 // CpuExecutor: verifies the program (core/program_verify.h), decodes it once (core/runtime/decoded_block.h), then each run
-// binds the inputs, dispatches the tasks over OpenMP threads (core/runtime/scheduler.h),
-// each running its block's steps on its own scratch (core/runtime/task_runner.h), and
-// collects the outputs.
+// binds the inputs and dispatches the tasks over OpenMP threads (core/runtime/scheduler.h),
+// each running its block's steps on its own scratch (core/runtime/task_runner.h);
+// outputs() copies the results out.
 #include "core/cpu_runtime.h"
 
 #include <omp.h>
 
+#include "core/error.h"
 #include "core/program_verify.h"
 #include "core/runtime/gm_space.h"
 #include "core/runtime/scheduler.h"
@@ -39,6 +40,7 @@ struct CpuExecutor::Impl {
   runtime::TaskRunner runner;
   runtime::TaskScheduler scheduler;
   std::vector<runtime::Scratch> scratch;  // one per thread
+  bool executed = false;                  // outputs() reads what a run wrote
 };
 
 CpuExecutor::CpuExecutor(const Program& program, ExecOptions options)
@@ -46,11 +48,22 @@ CpuExecutor::CpuExecutor(const Program& program, ExecOptions options)
 
 CpuExecutor::~CpuExecutor() = default;
 
-std::vector<HostTensor> CpuExecutor::run(const std::vector<HostTensor>& inputs) {
+void CpuExecutor::execute(const std::vector<HostTensor>& inputs) {
   Impl& im = *impl_;
+  im.executed = false;  // a run that throws leaves no outputs to read
   im.gm.bind_inputs(inputs);
   im.scheduler.run(im.threads, [&im](int task, int thread) { im.runner.run(task, im.scratch[thread]); });
-  return im.gm.collect_outputs();
+  im.executed = true;
+}
+
+std::vector<HostTensor> CpuExecutor::outputs() const {
+  if (!impl_->executed) usage_error("outputs: the program has not run yet; call execute() first");
+  return impl_->gm.collect_outputs();
+}
+
+std::vector<HostTensor> CpuExecutor::run(const std::vector<HostTensor>& inputs) {
+  execute(inputs);
+  return outputs();
 }
 
 }  // namespace pto

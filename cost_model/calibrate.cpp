@@ -29,8 +29,13 @@ struct FitError {
 
 class Fit {
  public:
-  Fit(std::vector<Observation> obs, const Coefficients& start, const CalibrationOptions& options, bool per_set_level)
-      : obs_(std::move(obs)), start_(start), options_(options), per_set_level_(per_set_level) {
+  // `options` resolved: prior_weight and per_set_level set.
+  Fit(std::vector<Observation> obs, const Coefficients& start, const CalibrationOptions& options)
+      : obs_(std::move(obs)),
+        start_(start),
+        options_(options),
+        prior_weight_(options.prior_weight.value()),
+        per_set_level_(options.per_set_level.value()) {
     for (const Observation& o : obs_) sets_ = std::max(sets_, o.set + 1);
     if (options.fit.empty()) {
       for (int j = 0; j < kNumCoefs; ++j) free_.push_back(j);
@@ -52,7 +57,7 @@ class Fit {
     e.rms = std::sqrt(e.objective / static_cast<double>(obs_.size()));
     for (int j : free_) {
       if (start_.value[j] > 0) {
-        const double p = options_.prior_weight * (c.value[j] / start_.value[j] - 1);
+        const double p = prior_weight_ * (c.value[j] / start_.value[j] - 1);
         e.objective += p * p;
       }
     }
@@ -88,8 +93,8 @@ class Fit {
     for (size_t k = 0; k < n; ++k) {
       const double s = start_.value[cols[k]];
       if (s <= 0) continue;
-      for (size_t q = 0; q < n; ++q) rows.push_back(q == k ? options_.prior_weight / s : 0.0);
-      rhs.push_back(options_.prior_weight);
+      for (size_t q = 0; q < n; ++q) rows.push_back(q == k ? prior_weight_ / s : 0.0);
+      rhs.push_back(prior_weight_);
     }
     DenseMatrix a(rhs.size(), n);
     a.data = std::move(rows);
@@ -156,6 +161,7 @@ class Fit {
   Coefficients start_;
   CalibrationOptions options_;
   std::vector<int> free_;
+  double prior_weight_;
   bool per_set_level_;
   size_t sets_ = 0;
 };
@@ -206,6 +212,8 @@ void check_sets(std::span<const SampleSet> sets) {
 }  // namespace
 
 CalibrationReport calibrate(std::span<const SampleSet> sets, const CalibrationOptions& options) {
+  if (options.prior_weight && !(std::isfinite(*options.prior_weight) && *options.prior_weight >= 0))
+    usage_error("calibrate: the prior weight must be a finite number >= 0, got " + std::to_string(*options.prior_weight));
   check_sets(sets);
   CalibrationReport report;
   report.before = sets[0].model->coefficients();
@@ -215,8 +223,11 @@ CalibrationReport calibrate(std::span<const SampleSet> sets, const CalibrationOp
     usage_error("calibrate: none of the " + std::to_string(report.samples_skipped) +
                 " samples is usable (all infeasible or with non-positive times)");
   }
-  report.per_set_level = options.per_set_level.value_or(is_host_target(sets[0].model->target()));
-  const Fit fit(std::move(obs), report.before, options, report.per_set_level);
+  const bool host = is_host_target(sets[0].model->target());
+  CalibrationOptions resolved = options;
+  report.per_set_level = *(resolved.per_set_level = options.per_set_level.value_or(host));
+  report.prior_weight = *(resolved.prior_weight = options.prior_weight.value_or(host ? kHostPriorWeight : kSimPriorWeight));
+  const Fit fit(std::move(obs), report.before, resolved);
   report.unknowns = static_cast<int>(fit.unknowns(report.before));
   Coefficients current = report.before;
   FitError current_error = fit.error(current);
@@ -259,9 +270,9 @@ std::string CalibrationReport::to_string() const {
   char line[200];
   std::string out;
   std::snprintf(line, sizeof line,
-                "fit of %d coefficients on %d samples (%d skipped), %d iterations\n"
+                "fit of %d coefficients on %d samples (%d skipped), %d iterations, prior weight %g\n"
                 "log error%s  rms %.4f -> %.4f   max %.4f -> %.4f\n",
-                unknowns, samples_used, samples_skipped, iterations,
+                unknowns, samples_used, samples_skipped, iterations, prior_weight,
                 per_set_level ? " (each set's level its own)" : "", rms_log_error_before, rms_log_error_after,
                 max_log_error_before, max_log_error_after);
   out += line;

@@ -60,10 +60,11 @@ constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_op
 constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
 // The runtime's transcendental rows (core/runtime/vec_math.cpp) convert to fp64 and run
 // branch-free polynomials: exp, log and tanh one expansion, erf and erfc both branches
-// (a 26-term series and a 20-step continued fraction) and two exps. Cycles per element,
-// from the fused configs' measured time per element (softmax ~23, gelu ~84 cycles).
-constexpr double kFp64MathCycles = 12;
-constexpr double kErfCycles = 60;
+// (a 26-term series and a 20-step continued fraction) and two exps. Cycles per element
+// of such a pass beyond the pass itself: bench/runtime_steps_bench's element fit
+// (results/runtime_steps.md, Elements) over eight fused ops in the LLC share.
+constexpr double kFp64MathCycles = 17;
+constexpr double kErfCycles = 75;
 constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
 constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
 constexpr double kLlcBytesPerCycle = 12;    // the shared last-level cache -> L1d

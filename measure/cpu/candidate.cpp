@@ -110,7 +110,7 @@ Measurement measure_candidate(const WorkloadFixture& fixture, const TileConfig& 
     if (!executor) return m;
     std::unique_ptr<CacheFlusher> flusher;
     auto flush = before_each_run(options, host, flusher);
-    auto samples = time_runs([&] { executor->run(fixture.inputs); }, after_verified_run(options), flush);
+    auto samples = time_runs([&] { executor->execute(fixture.inputs); }, after_verified_run(options), flush);
     m.stats = summarize(samples);
   } catch (const std::exception& e) {
     set_failure(m, Status::RUNTIME_ERROR, e.what());
@@ -141,7 +141,7 @@ std::vector<Measurement> measure_interleaved_candidates(const WorkloadFixture& f
   }
 
   std::vector<std::function<void()>> runs;
-  for (auto& executor : executors) runs.push_back([&] { executor->run(fixture.inputs); });
+  for (auto& executor : executors) runs.push_back([&] { executor->execute(fixture.inputs); });
   std::unique_ptr<CacheFlusher> flusher;
   auto flush = before_each_run(options, host, flusher);
   try {

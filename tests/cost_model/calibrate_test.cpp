@@ -2,7 +2,7 @@
 // improves the fit under noise, reports the error before and after, and its fitted
 // coefficients, saved and loaded, predict what was measured; on a host, drift of the
 // machine's speed between workloads moves neither the order within a workload nor a
-// held-out workload's ranking.
+// held-out workload's ranking, and the fit pulls harder toward the start.
 #include "cost_model/calibrate.h"
 #include "cost_model/calibration_store.h"
 
@@ -205,6 +205,12 @@ TEST(Calibrate, ErrorsNameWhatIsWrong) {
   const std::vector<SampleSet> mixed = {{&on_a, none_usable}, {&on_b, none_usable}};
   EXPECT_NE(message([&] { calibrate(mixed); }).find("ascend910b4"), std::string::npos);
   EXPECT_NE(message([&] { calibrate(on_a, none_usable); }).find("none of the 1 samples"), std::string::npos);
+  for (const double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    CalibrationOptions options;
+    options.prior_weight = bad;
+    const std::string m = message([&] { calibrate(on_a, none_usable, options); });
+    EXPECT_NE(m.find("prior weight must be a finite number >= 0, got " + std::to_string(bad)), std::string::npos) << m;
+  }
 }
 
 // One-core host: matmuls of every kind and a norm, measured each at its own machine
@@ -238,7 +244,9 @@ TEST(Calibrate, HostFitIgnoresDriftBetweenWorkloads) {
   std::uniform_real_distribution<double> speed(0.5, 2.0);
   const std::vector<double> drift = {speed(rng), speed(rng), speed(rng), speed(rng)};
   const Workbench bench(t, host_fit_workloads(), Coefficients::defaults(t), drift, 0.0, 5);
-  const CalibrationReport own = calibrate(bench.sets());
+  CalibrationOptions light;  // noiseless: with a light pull the fit is exact
+  light.prior_weight = kSimPriorWeight;
+  const CalibrationReport own = calibrate(bench.sets(), light);
   EXPECT_TRUE(own.per_set_level);
   EXPECT_LT(own.rms_log_error_after, 1e-3) << own.to_string();
   for (size_t i = 0; i < bench.models.size(); ++i) {
@@ -246,11 +254,35 @@ TEST(Calibrate, HostFitIgnoresDriftBetweenWorkloads) {
     // Within 0.01: a fit stops within its tolerance, which may break a tie either way.
     EXPECT_NEAR(tau_of(fitted, bench.samples[i]), tau_of(bench.models[i], bench.samples[i]), 0.01) << i;
   }
-  CalibrationOptions shared;
+  CalibrationOptions shared = light;
   shared.per_set_level = false;
   const CalibrationReport one_level = calibrate(bench.sets(), shared);
   EXPECT_FALSE(one_level.per_set_level);
   EXPECT_GT(one_level.rms_log_error_after, 10 * own.rms_log_error_after) << one_level.to_string();
+}
+
+TEST(Calibrate, AHostFitPullsHarderTowardTheStartThanASimulatorFit) {
+  // Noisy host samples of a machine whose Cube runs 1.5x the defaults: the host's
+  // default pull keeps the fitted Cube nearer the start than the simulator's light one
+  // does, and both move it toward the truth. An explicit weight overrides either.
+  const Target t = one_core_host();
+  Coefficients truth = Coefficients::defaults(t);
+  truth[Coef::Cube] = 1.5;
+  const Workbench bench(t, host_fit_workloads(), truth, {}, 0.1, 21);
+  const CalibrationReport host = calibrate(bench.sets());
+  EXPECT_EQ(host.prior_weight, kHostPriorWeight);
+  CalibrationOptions light;
+  light.prior_weight = kSimPriorWeight;
+  const CalibrationReport sim_like = calibrate(bench.sets(), light);
+  EXPECT_EQ(sim_like.prior_weight, kSimPriorWeight);
+  const double start = host.before[Coef::Cube];
+  EXPECT_GT(host.after[Coef::Cube], start) << host.to_string();
+  EXPECT_GT(sim_like.after[Coef::Cube], host.after[Coef::Cube]) << host.to_string() << sim_like.to_string();
+  EXPECT_NE(host.to_string().find("prior weight 1"), std::string::npos) << host.to_string();
+
+  const Target npu = load_target("ascend910b1");
+  const Workbench on_npu(truth_for(npu), 0.0, 5);
+  EXPECT_EQ(calibrate(on_npu.sets()).prior_weight, kSimPriorWeight);
 }
 
 TEST(Calibrate, HostFitOnOtherWorkloadsNeverWorsensAHeldOutOne) {
@@ -268,7 +300,9 @@ TEST(Calibrate, HostFitOnOtherWorkloadsNeverWorsensAHeldOutOne) {
     std::uniform_real_distribution<double> speed(0.5, 2.0);
     const Workbench fitted_on(t, host_fit_workloads(), truth, {speed(rng), speed(rng), speed(rng), speed(rng)},
                               0.0, seed);
-    const CalibrationReport r = calibrate(fitted_on.sets());
+    CalibrationOptions light;  // noiseless: with a light pull the fit is near exact
+    light.prior_weight = kSimPriorWeight;
+    const CalibrationReport r = calibrate(fitted_on.sets(), light);
     EXPECT_LT(r.rms_log_error_after, 1e-2) << r.to_string();
     const Workbench held_out(t, {held_out_workload}, truth, {}, 0.0, seed);
     const CostModel& before = held_out.models.back();

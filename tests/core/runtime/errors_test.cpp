@@ -1,4 +1,4 @@
-// The runtime's own error paths: inputs against the program, GM windows against
+// The runtime's own error paths: inputs against the program, outputs before a run, GM windows against
 // their tensors (the runtime resolves views), and a task failure that stops the run.
 // Malformed programs: tests/measure/program_verify_test.cpp.
 
@@ -38,6 +38,17 @@ TEST(RuntimeErrors, InputsAreCheckedAgainstTheProgram) {
   expect_error([&] { exec.run({}); }, ErrorCategory::Usage, {"expected 1 inputs, got 0"});
   expect_error([&] { exec.run({HostTensor({3, 2}, DType::F32)}); }, ErrorCategory::Usage, {"input 0", "[3,2]", "[2,3]"});
   expect_error([&] { exec.run({HostTensor({2, 3}, DType::F16)}); }, ErrorCategory::Usage, {"input 0", "fp16", "fp32"});
+}
+
+TEST(RuntimeErrors, OutputsBeforeAnyRunAreAUsageErrorNotZeros) {
+  const Program p = unary_or_binary_program(OpKind::Exp, {2, 3}, DType::F32, std::nullopt, false, {2, 3});
+  CpuExecutor exec(p);
+  expect_error([&] { (void)exec.outputs(); }, ErrorCategory::Usage, {"has not run", "execute()"});
+  exec.execute({HostTensor({2, 3}, DType::F32)});
+  EXPECT_EQ(exec.outputs().size(), 1u);
+  // A run that throws leaves nothing to read, not the outputs of the run before it.
+  expect_error([&] { exec.execute({}); }, ErrorCategory::Usage, {"expected 1 inputs"});
+  expect_error([&] { (void)exec.outputs(); }, ErrorCategory::Usage, {"has not run"});
 }
 
 TEST(RuntimeErrors, AGmWindowPastItsTensorFailsAtConstructionNamingTheTask) {
