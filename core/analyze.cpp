@@ -194,6 +194,10 @@ class KernelCounter {
 void fill_footprint(const TiledKernel& k, KernelSummary& out) {
   for (int l = 0; l < passes::kNumLevels; ++l)
     if (k.footprint[l] > 0) out.footprint[static_cast<MemLevel>(l)] = k.footprint[l];
+  std::vector<std::pair<int64_t, int64_t>> first_slots;  // all that the instructions name
+  for (const passes::UbBuffer& b : k.vec.buffers)
+    if (b.slot == 0) first_slots.emplace_back(b.offset, b.offset + b.bytes);
+  out.ub_addressed_bytes = union_bytes(std::move(first_slots));
 }
 
 // No value a task stores shares UB bytes with a value it loads (the allocator reuses

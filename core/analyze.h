@@ -95,6 +95,10 @@ struct KernelSummary {
   // slot the next task's loads run while this one stores.
   bool loads_clear_of_stores = true;
   std::map<MemLevel, int64_t> footprint;  // peak bytes per local level, one task
+  // UB bytes a task's instructions address: every value's first slot, which is all the
+  // program names. A loaded value's further slots (nbuffer > 1) count in the footprint,
+  // which sizes UB, but no instruction touches them.
+  int64_t ub_addressed_bytes = 0;
   std::vector<int> after;                 // kernel-level dependencies
 };
 

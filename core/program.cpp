@@ -157,6 +157,16 @@ std::string Instr::mnemonic() const {
   }
 }
 
+int64_t union_bytes(std::vector<std::pair<int64_t, int64_t>> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  int64_t total = 0, covered_to = 0;
+  for (const auto& [begin, end] : ranges) {
+    total += std::max<int64_t>(0, end - std::max(begin, covered_to));
+    covered_to = std::max(covered_to, end);
+  }
+  return total;
+}
+
 bool LocalBuffer::shares_bytes(const LocalBuffer& other) const {
   return level == other.level && byte_ranges_overlap(byte_offset, bytes(), other.byte_offset, other.bytes());
 }

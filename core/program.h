@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -98,6 +99,9 @@ struct LocalBuffer {
 inline bool byte_ranges_overlap(int64_t a, int64_t a_bytes, int64_t b, int64_t b_bytes) {
   return a < b + b_bytes && b < a + a_bytes;
 }
+
+// Bytes covered by the union of [begin, end) ranges, overlaps counted once.
+int64_t union_bytes(std::vector<std::pair<int64_t, int64_t>> ranges);
 
 struct BlockProgram {
   int id = -1;

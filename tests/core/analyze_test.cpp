@@ -2,7 +2,8 @@
 // every op in the library, on ascend910b1 (hard capacities) and the host (soft), the
 // closed-form summary must equal what the generated program does — task counts per
 // core type, instructions, bytes per level, fractals, vector work, footprints — and
-// both must list the same violations.
+// both must list the same violations. A task's addressed UB bytes are those its
+// instructions name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +33,7 @@ struct Measured {
   std::map<int, double> read_by_tensor;  // TLOAD bytes per GM tensor
   std::map<int, double> tensor_bytes;    // each tensor's size
   bool loads_clear_of_stores = true;     // no TSTORE from UB bytes a TLOAD writes
+  int64_t ub_addressed = 0;              // UB bytes the instructions of one task name
 };
 
 const LocalBuffer& buffer_of(const BlockProgram& b, const Operand& o) {
@@ -51,6 +53,21 @@ bool loads_clear_of_stores(const BlockProgram& b) {
   return true;
 }
 
+// The bytes of the union of the UB buffers that some instruction of `b` names.
+int64_t ub_addressed(const BlockProgram& b) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  auto add = [&](const Operand& o) {
+    if (o.level != MemLevel::UB) return;
+    const LocalBuffer& x = buffer_of(b, o);
+    ranges.emplace_back(x.byte_offset, x.byte_offset + x.bytes());
+  };
+  for (const Instr& in : b.instrs) {
+    add(in.dst);
+    for (const Operand& o : in.src) add(o);
+  }
+  return union_bytes(std::move(ranges));
+}
+
 Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
   Measured m;
   const int workspace_tensor = k.uses_cube ? p.tasks[k.tasks.front()].bindings[2].tensor : -1;
@@ -64,6 +81,7 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
     if (task.core == CoreType::AIC) m.aic_instructions += static_cast<int64_t>(b.instrs.size());
     m.loads_clear_of_stores = m.loads_clear_of_stores && loads_clear_of_stores(b);
     for (const auto& [level, bytes] : b.footprint()) m.footprint[level] = std::max(m.footprint[level], bytes);
+    m.ub_addressed = std::max(m.ub_addressed, ub_addressed(b));
     auto local_bytes = [&](const Operand& o) {
       return static_cast<double>(num_elements(o.extent) * dtype_size(buffer_of(b, o).dtype));
     };
@@ -147,6 +165,7 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
   EXPECT_DOUBLE_EQ(s.l0c_out_bytes, m.l0c_out);
   EXPECT_DOUBLE_EQ(s.workspace_bytes, m.workspace);
   EXPECT_EQ(s.footprint, m.footprint);
+  EXPECT_EQ(s.ub_addressed_bytes, m.ub_addressed);
   EXPECT_EQ(s.loads_clear_of_stores, m.loads_clear_of_stores);
   std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> summarised;
   for (const VectorWork& w : s.vector_work) summarised[{w.op, w.reduce, w.dtype}] = {w.instrs, w.repeats, w.elements};
