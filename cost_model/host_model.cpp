@@ -57,7 +57,9 @@ constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-alloca
 constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
 constexpr double kTmatmulStepCycles = 100;  // a TMATMUL with its two L0 views
 constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
-constexpr double kPassCyclesPerElement = 1; // a row loop's load and store of an element
+// A row loop's load and store of an element; with the op's own 1/8 cycle (AVX2 fp32),
+// the half cycle a pass costs in the element fit (0.49-0.63 over two runs).
+constexpr double kPassCyclesPerElement = 0.375;
 // The runtime's transcendental rows (core/runtime/vec_math.cpp) convert to fp64 and run
 // branch-free polynomials: exp, log and tanh one expansion, erf and erfc both branches
 // (a 26-term series and a 20-step continued fraction) and two exps. Cycles per element
@@ -67,16 +69,20 @@ constexpr double kFp64MathCycles = 17;
 constexpr double kErfCycles = 75;
 constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
 constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
-constexpr double kLlcBytesPerCycle = 12;    // the shared last-level cache -> L1d
+// The shared last-level cache -> L1d, and (below) DRAM past a core's share of the
+// LLC: the rates at which a fused rmsnorm's passes, at the element fit's half cycle,
+// cost what the stream family measured with the program alone (1.7 ns an element to
+// a 2 MiB UB footprint, 2.2 at 4 MiB, 3.2 at 8 MiB, 3.9 at 16 MiB; results/
+// runtime_steps.md, Streams).
+constexpr double kLlcBytesPerCycle = 24;
 // A core's share of the last-level cache. The LLC is shared with cores this machine
 // may not see (a VM's neighbours; eight Zen 3 cores share a 32 MiB L3): measured, a
 // fused rmsnorm pass streams as fast at a 2 MiB UB footprint as at 36 KiB and slows
 // from 4 MiB on (bench/runtime_steps_bench, stream family).
 constexpr int64_t kLlcShareBytes = int64_t{4} << 20;
-// Beyond it a pass streams from DRAM at ~12 GB/s, one thread reading and writing (the
-// same measurement: 5.3 ns per element of 64 bytes of rmsnorm passes at a 16 MiB
-// footprint), or the target's per-core DRAM share where that is lower.
-constexpr double kDramStreamBytesPerCycle = 5;
+// Beyond it, ~17 GB/s, one thread reading and writing, or the target's per-core DRAM
+// share where that is lower.
+constexpr double kDramStreamBytesPerCycle = 7;
 // A vector pass moves two 4-byte operands in and one out, the write's line fetched
 // first (write-allocate).
 constexpr double kPassBytesPerElement = 16;

@@ -7,7 +7,8 @@ namespace pto {
 
 // 0.4.6: the host model's exp / log / tanh and erf / erfc rows at 17 and 75 cycles an
 // element, their prices with the outputs' copy-out no longer in the measured runs; its
-// vector passes stream the UB bytes a task addresses, not the further slots' too;
+// vector passes stream the UB bytes a task addresses, not the further slots' too, and
+// cost half a cycle an element, streaming from the LLC at 24 and DRAM at 7 B/cycle;
 // 0.4.5: the host model's register blocks and AVX2 FMA rate at the runtime's measured
 // prices; packing at 3.3 / 3.7 B/cycle (A / B), 2.5 past the core's L2 (was 1), and
 // from DRAM past its LLC share;
