@@ -66,7 +66,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 run tuning tuning_bench --seeds 5
 run ranking ranking_bench --seed 1
-run ranking_cpu ranking_cpu_bench --seed 1
+run ranking_cpu ranking_cpu_bench --seed 1 --save results/generated/ranking_cpu_seed1.jsonl
 run runtime_steps runtime_steps_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
   --benchmark_enable_random_interleaving=true
 run cost_model cost_model_bench --benchmark_filter='Score|ModelOnly|Estimate' \
