@@ -33,7 +33,6 @@ class Fit {
   Fit(std::vector<Observation> obs, const Coefficients& start, const CalibrationOptions& options)
       : obs_(std::move(obs)),
         start_(start),
-        options_(options),
         prior_weight_(options.prior_weight.value()),
         per_set_level_(options.per_set_level.value()) {
     for (const Observation& o : obs_) sets_ = std::max(sets_, o.set + 1);
@@ -159,7 +158,6 @@ class Fit {
 
   std::vector<Observation> obs_;
   Coefficients start_;
-  CalibrationOptions options_;
   std::vector<int> free_;
   double prior_weight_;
   bool per_set_level_;
