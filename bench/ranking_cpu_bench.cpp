@@ -21,11 +21,14 @@
 //   build/bench/ranking_cpu_bench [--samples 24] [--seed 1] [--threads 1] [--filter S]
 //                                 [--min-time-ms 30] [--repetitions 7] [--passes 2]
 //                                 [--clock cpu|wall] [--save FILE | --load FILE]
-//                                 [--prior-weight W] [--verbose 1]
+//                                 [--target FILE] [--prior-weight W] [--verbose 1]
 //
-// --save writes every measurement (workload key, config, the mean median and each
-// pass's median / p10 / p90 ns) as JSON lines; --load scores those instead of
-// measuring, so a model change can be re-scored on the same times.
+// --save writes the host target the times were measured on, then every measurement
+// (workload key, config, the mean median and each pass's median / p10 / p90 ns), as
+// JSON lines; --load scores those instead of measuring, so a model change can be
+// re-scored on the same times. The model sees the host the file records (its cache
+// sizes, SIMD width and clock), not the machine that re-scores it; --target names
+// another (files written before the target was recorded need it).
 //
 // --threads 1 (the default) measures on one thread and gives the model a one-core host:
 // on a shared machine a second thread mostly measures the neighbours. --clock cpu (the
@@ -93,6 +96,7 @@ struct Options {
   int passes = 2;
   std::string filter;
   std::string save, load;
+  std::string target;  // the host the times were taken on; empty: the --load file's, else this machine's
   bool cpu_time = true;
   bool verbose = false;  // --verbose 1: every sample, measured, predicted and its breakdown, on stderr
   std::optional<double> prior_weight;  // unset: calibrate()'s default for the host
@@ -114,6 +118,8 @@ Options parse_options(int argc, char** argv) {
       ("clock", bench::po::value(&clock)->default_value(clock), "cpu (the process's CPU time) or wall")
       ("save", bench::po::value(&o.save), "write every measurement to FILE (JSON lines)")
       ("load", bench::po::value(&o.load), "score the measurements of FILE instead of measuring")
+      ("target", bench::po::value(&o.target),
+       "the host the times were measured on, a target JSON file (default: the one the --load file records, else this machine)")
       ("verbose", bench::po::value(&verbose)->default_value(verbose), "1: every sample with its breakdown, on stderr")
       ("prior-weight", bench::po::value<double>()->notifier([&o](double w) { o.prior_weight = w; }),
        "the calibration's pull towards the datasheet figures (default: calibrate()'s for a host)");
@@ -124,6 +130,7 @@ Options parse_options(int argc, char** argv) {
   if (o.samples < 6) usage_error("ranking_cpu_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   if (o.threads < 1) usage_error("ranking_cpu_bench: --threads must be at least 1, got " + std::to_string(o.threads));
   if (o.passes < 1) usage_error("ranking_cpu_bench: --passes must be at least 1, got " + std::to_string(o.passes));
+  if (!o.target.empty() && o.load.empty()) usage_error("ranking_cpu_bench: --target describes --load's measurements; without --load the host is this machine");
   return o;
 }
 
@@ -217,15 +224,44 @@ nlohmann::json stats_to_json(const measure::Stats& s) {
   return {{"median_ns", s.median_ns}, {"p10_ns", s.p10_ns}, {"p90_ns", s.p90_ns}};
 }
 
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(ErrorCategory::Io, "ranking_cpu_bench: cannot read " + path);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) {
+    try {
+      lines.push_back(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::exception& e) {
+      usage_error("ranking_cpu_bench: " + path + " line " + std::to_string(lines.size() + 1) + " is not JSON: " + e.what());
+    }
+  }
+  return lines;
+}
+
+// The host a --save file records; nullopt for files written before it recorded one.
+std::optional<Target> recorded_target(const std::string& path) {
+  for (const nlohmann::json& j : read_lines(path)) {
+    if (j.contains("target")) return Target::from_json(j.at("target"));
+  }
+  return std::nullopt;
+}
+
+// The host the model is given: --target, else the --load file's, else this machine.
+Target measured_host(const Options& o) {
+  if (!o.target.empty()) return load_target(o.target);
+  if (!o.load.empty()) {
+    if (std::optional<Target> recorded = recorded_target(o.load)) return *recorded;
+    usage_error("ranking_cpu_bench: " + o.load + " does not record the host it was measured on; name it with --target FILE");
+  }
+  return load_target("host");
+}
+
 // Lines of one workload from a --save file; files written before --passes hold one pass
 // as median / p10 / p90 at the top level.
 std::vector<Timed> load_configs(const std::string& path, const std::string& key) {
-  std::ifstream in(path);
-  if (!in) fail(ErrorCategory::Io, "ranking_cpu_bench: cannot read " + path);
   std::vector<Timed> out;
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j.at("key").get<std::string>() != key) continue;
+  for (const nlohmann::json& j : read_lines(path)) {
+    if (!j.contains("key") || j.at("key").get<std::string>() != key) continue;
     Timed t{TileConfig::from_json(j.at("config")), {}};
     if (j.contains("passes")) {
       for (const nlohmann::json& p : j.at("passes")) t.passes.push_back(stats_from_json(p));
@@ -235,6 +271,13 @@ std::vector<Timed> load_configs(const std::string& path, const std::string& key)
     out.push_back(std::move(t));
   }
   return out;
+}
+
+// Starts a --save file: the host the times are measured on.
+void start_save(const std::string& path, const Target& host) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) fail(ErrorCategory::Io, "ranking_cpu_bench: cannot write " + path);
+  out << nlohmann::json{{"target", host.to_json()}}.dump() << "\n";
 }
 
 void save_configs(const std::string& path, const std::string& key, const std::vector<Timed>& timed) {
@@ -338,7 +381,7 @@ void print_tables(const std::vector<CaseRun>& runs, int passes) {
 
 int run(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  const Target host = load_target("host");
+  const Target host = measured_host(o);
   Target model_target = host;  // the model sees the threads the runtime is given
   model_target.aic_cores = model_target.aiv_cores = std::min(o.threads, host.aic_cores);
   measure::RunnerOptions ro;
@@ -352,6 +395,7 @@ int run(int argc, char** argv) {
     if (!bench::selected(o.filter, c.key, c.label)) continue;
     runs.push_back(prepare_case(c, o, model_target));
   }
+  if (!o.save.empty()) start_save(o.save, host);
   if (o.load.empty()) {  // pass 1 of the whole suite, then pass 2, ...: independent machine states
     for (int pass = 0; pass < o.passes; ++pass) {
       for (CaseRun& r : runs) {
