@@ -1,13 +1,15 @@
 // detect_host_target(): the `host` Target, read from this machine.
 //
 // The CPU runtime maps the Ascend memory hierarchy onto caches (UB ~ L1d, L1 ~ L2,
-// the shared L2 ~ the last-level cache), so capacities come from sysfs. Core count,
+// the shared L2 ~ the last-level cache), so capacities come from sysfs, or where a VM
+// has none, L1d and L2 from the CPU (CPUID, through sysconf). Core count,
 // SIMD width and clock are detected too; bandwidths, latencies and vector costs are
 // rough estimates scaled by those (the cost model calibrates against measurements).
 // The result must be stable from run to run on one machine, since its fingerprint
 // keys the tuning records: the clock is the cpufreq maximum, or "cpu MHz" rounded to
 // 100 MHz, never the instantaneous frequency.
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -72,7 +74,18 @@ struct Caches {
   int64_t llc = kDefaultLlc;
 };
 
-Caches detect_caches(const std::string& cache_dir) {
+// A cache size the C library reads from the CPU itself (CPUID on x86), for machines
+// whose sysfs has no cache directory (some VMs). nullopt when it does not know.
+std::optional<int64_t> cpu_reported_size(int sysconf_name) {
+  const long bytes = sysconf(sysconf_name);
+  if (bytes <= 0) return std::nullopt;
+  return bytes;
+}
+
+// L1d and L2 from sysfs, else from the CPU; the last level from sysfs only: a VM's
+// CPUID can describe the host's whole package (one reported a 508 MiB L3), which would
+// price every working set as a cache hit.
+Caches detect_caches(const std::string& cache_dir, bool ask_the_cpu) {
   Caches caches;
   std::optional<int64_t> l1d, l2;
   int llc_level = 0;
@@ -93,6 +106,8 @@ Caches detect_caches(const std::string& cache_dir) {
       caches.llc = *size;
     }
   }
+  if (ask_the_cpu && !l1d) l1d = cpu_reported_size(_SC_LEVEL1_DCACHE_SIZE);
+  if (ask_the_cpu && !l2) l2 = cpu_reported_size(_SC_LEVEL2_CACHE_SIZE);
   if (l1d) caches.l1d = *l1d;
   if (l2) caches.l2 = *l2;
   if (llc_level < 2) caches.llc = std::max(caches.l2, kDefaultLlc);
@@ -134,7 +149,7 @@ std::map<std::string, VectorCost> host_vector_costs(int simd_bytes) {
 }  // namespace
 
 Target detect_host_target(const HostSources& sources) {
-  const Caches caches = detect_caches(sources.cache_dir);
+  const Caches caches = detect_caches(sources.cache_dir, sources.ask_the_cpu);
   const int cores = detect_cores();
   const double clock_mhz = detect_clock_mhz(sources);
   const double clock_ghz = clock_mhz / 1000;

@@ -100,6 +100,8 @@ struct HostSources {
   std::string cache_dir = "/sys/devices/system/cpu/cpu0/cache";
   std::string max_freq_khz = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq";
   std::string cpuinfo = "/proc/cpuinfo";
+  // Where cache_dir names no L1d or L2: ask the CPU (sysconf, CPUID on x86) first.
+  bool ask_the_cpu = true;
 };
 Target detect_host_target(const HostSources& sources = {});
 

@@ -402,12 +402,29 @@ TEST_F(FakeSysfs, WithoutL3TheLastLevelIsAtLeastL2) {
 
 TEST_F(FakeSysfs, MissingFilesFallBackToDocumentedDefaults) {
   add_cache(0, 1, "Data", "garbage");
-  const Target t = detect_host_target(sources());
+  HostSources without_cpuid = sources();
+  without_cpuid.ask_the_cpu = false;
+  const Target t = detect_host_target(without_cpuid);
   EXPECT_EQ(t.ub, 32 * KiB);
   EXPECT_EQ(t.l1, 1 * MiB);
   EXPECT_EQ(t.l2_bytes, 8 * MiB);
   EXPECT_EQ(t.clock_mhz, 2000);
   EXPECT_GT(t.aic_cores, 0);
+}
+
+TEST_F(FakeSysfs, WithoutSysfsCachesL1dAndL2ComeFromTheCpuButTheLastLevelDoesNot) {
+  // Some VMs have no /sys/.../cache: the C library reads L1d and L2 from CPUID. Its L3
+  // may be the host package's (a Zen 5 guest reported 508 MiB), so the LLC stays the
+  // documented default unless sysfs names it.
+  const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  const Target t = detect_host_target(sources());
+  EXPECT_EQ(t.ub, l1d > 0 ? l1d : 32 * KiB);
+  EXPECT_EQ(t.l1, l2 > 0 ? l2 : 1 * MiB);
+  EXPECT_EQ(t.l2_bytes, std::max<int64_t>(t.l1, 8 * MiB));
+
+  add_cache(0, 1, "Data", "80K");  // sysfs wins where it says something
+  EXPECT_EQ(detect_host_target(sources()).ub, 80 * KiB);
+  EXPECT_EQ(detect_host_target(sources()).l1, l2 > 0 ? l2 : 1 * MiB);
 }
 
 }  // namespace
