@@ -21,6 +21,13 @@
 //         share). Fit: time = element passes x pass + exp / log / tanh passes x
 //         fp64_math + erf / erfc passes x erf + bytes loaded x load_byte + bytes stored
 //         x store_byte.
+// row     add (2 loads, 1 op, 1 store) and gelu (1 load, 5 ops, 1 store) on [256 x 1024]
+//         fp32, fused, in tiles of 4096 elements from 256 x 16 to 4 x 1024: the elements
+//         and tasks stay the same, the rows of a tile vary. Each row of a tile is a call
+//         of every instruction's row loop, and a tile narrower than the tensor loads and
+//         stores each row as a run of its own. Fit: time = a base per op + row calls x
+//         row_call + runs x run_start (HostModel::row_calls, row_runs: the two ops call
+//         and run in different ratios).
 // stream  rmsnorm [2048 x 1024] fused, in whole-row tiles of 1 to 2048 rows: time per
 //         element against the UB footprint (no fit).
 // pack    TLOAD's packing (runtime::pack_panels) of an fp32 operand into A panels (runs
@@ -168,6 +175,27 @@ Family stream_family() {
   return f;
 }
 
+Family row_family() {
+  Family f{"row", {"add", "gelu", "row_call", "run_start"}, {}};
+  for (const char* op : {"add", "gelu"}) {
+    const Workload w{op, {256, 1024}, DType::F32, {}};
+    const TensorGraph g = build_graph(w);
+    const HostModel model(g, host());
+    for (int64_t width : {16, 32, 64, 128, 256, 512, 1024}) {
+      const std::string config =
+          R"({"vec":[)" + std::to_string(4096 / width) + "," + std::to_string(width) + R"(],"nbuffer":1})";
+      double calls = 0, runs = 0;
+      for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels) {
+        for (const VectorWork& v : k.vector_work) calls += model.row_calls(v, k);
+        runs += model.row_runs(k);
+      }
+      f.cases.push_back({std::string("row/") + op + "/" + config, {{op, 1}, {"row_call", calls}, {"run_start", runs}},
+                         compiled(w, config)});
+    }
+  }
+  return f;
+}
+
 // The amounts a fused vector kernel's elements cost by: every pass over them, the
 // transcendental passes again, and the bytes its row loads read and its stores write.
 std::map<std::string, double> element_amounts(const KernelSummary& k) {
@@ -308,7 +336,7 @@ void print_fit(const Family& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), element_family(), stream_family()};
+  std::vector<Family> families = {kernel_family(), cube_family(), vector_family(), element_family(), row_family(), stream_family()};
   for (Family& f : pack_families()) families.push_back(std::move(f));
   for (const Family& f : families)
     for (const Case& c : f.cases) {

@@ -240,10 +240,28 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
   if (nL1 < n) w.onchip += TimeTerms::term(c, Coef::OnChip, k.l0c_out_bytes / (4.0 * static_cast<double>(nL1)) * kRowCallCycles);
 }
 
-void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const {
+// Every vector instruction loops over the rows of its task's tile, one call per row (at
+// most one per element: a row max or sum of 1-wide rows).
+double HostModel::row_calls(const VectorWork& v, const KernelSummary& k) const {
   const size_t r = k.tile.size();
-  // Rows of one task's tile: every instruction loops over them, one call per row.
   const double rows = r > 0 && k.tile[r - 1] > 0 ? static_cast<double>(num_elements(k.tile) / k.tile[r - 1]) : 1;
+  return std::min(static_cast<double>(v.elements), static_cast<double>(v.instrs) * rows);
+}
+
+// A tile narrower than the tensor's rows loads and stores each of its rows as a run of
+// its own, a row pitch from the last (the next page, for rows of 1024 floats), where
+// the prefetcher has not been: the same run start as a cube TLOAD's. A tile of whole
+// rows moves one contiguous run. (Unfused gelu of 16-wide tiles ran twice as long as of
+// whole rows, measured: results/cost_model_ranking_cpu.md.)
+double HostModel::row_runs(const KernelSummary& k) const {
+  const size_t r = k.tile.size();
+  if (k.uses_cube || r == 0 || k.tile[r - 1] >= k.iteration[r - 1]) return 0;
+  double gm_bytes = k.gm_write_bytes;
+  for (const TensorRead& read : k.reads) gm_bytes += read.bytes;
+  return gm_bytes / static_cast<double>(k.tile[r - 1] * dtype_size(graph_.node(k.nodes.back()).dtype));
+}
+
+void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const {
   // What the passes stream is what they address: a loaded value's further slots
   // (nbuffer > 1) size UB but no instruction touches them (measured: layernorm in
   // 512-row tiles ran as fast with two slots as with one, though its footprint crossed
@@ -259,26 +277,11 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
     const double compute = kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype);
     w.vector += TimeTerms::term(c, Coef::Vector, e * compute);
     w.spill += TimeTerms::term(c, Coef::Spill, e * std::max(0.0, stream_per_element - compute));
-    // Row calls: per row of the instruction's tile, at most one per element.
-    const double calls = std::min(e, static_cast<double>(v.instrs) * rows);
-    w.instr += TimeTerms::term(c, Coef::Instr, calls * kRowCallCycles);
+    w.instr += TimeTerms::term(c, Coef::Instr, row_calls(v, k) * kRowCallCycles);
   }
   if (!k.uses_cube) {  // row loads and stores
-    double gm_bytes = k.gm_write_bytes;
-    for (const TensorRead& read : k.reads) {
-      w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
-      gm_bytes += read.bytes;
-    }
-    // A tile narrower than the tensor's rows loads and stores each of its rows as a run
-    // of its own, a row pitch from the last (the next page, for rows of 1024 floats),
-    // where the prefetcher has not been: the same run start as a cube TLOAD's. A tile of
-    // whole rows moves one contiguous run. (Unfused gelu of 16-wide tiles ran twice as
-    // long as of whole rows, measured: results/cost_model_ranking_cpu.md.)
-    const int64_t width = r > 0 ? k.tile[r - 1] : 1;
-    if (r > 0 && width < k.iteration[r - 1]) {
-      const double run_bytes = static_cast<double>(width * dtype_size(graph_.node(k.nodes.back()).dtype));
-      w.pack += run_starts(c, gm_bytes / run_bytes);
-    }
+    for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
+    w.pack += run_starts(c, row_runs(k));
     const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
     w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
   }

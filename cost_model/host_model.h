@@ -81,6 +81,10 @@ class HostModel {
   // blocks it runs.
   double tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const;
   int64_t tmatmul_blocks(int64_t m, int64_t n) const;
+  // A vector instruction's row-loop calls over the kernel's tasks; the separate GM runs
+  // a vector kernel's row loads and stores make (0 for tiles of whole rows).
+  double row_calls(const VectorWork& v, const KernelSummary& k) const;
+  double row_runs(const KernelSummary& k) const;
 
  private:
   struct Work;

@@ -6,7 +6,10 @@
 # hand-written analyses (results/*.md) quote these outputs; results/README.md is the
 # index. Simulated figures say so in their output.
 #
-#   results/run.sh [--only NAME[,NAME...]] [--build DIR]
+#   results/run.sh [--only NAME[,NAME...]] [--build DIR] [--out DIR]
+#
+# --out writes elsewhere than results/generated: figures of another machine beside
+# this one's (results/generated/zen5 holds a Zen 5 VM's).
 #
 # NAME: tuning, ranking, ranking_cpu, runtime_steps, cost_model, lookup, cpu_matmul, sim_calibration,
 # sim_speed, measure_overhead, validate, batch, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
@@ -16,21 +19,25 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 only=""
+out=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --only) only=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    *) echo "usage: results/run.sh [--only NAME[,NAME...]] [--build DIR]" >&2; exit 2 ;;
+    --out) out=$(realpath -m "$2"); shift 2 ;;
+    *) echo "usage: results/run.sh [--only NAME[,NAME...]] [--build DIR] [--out DIR]" >&2; exit 2 ;;
   esac
 done
-out=$root/results/generated
+out=${out:-$root/results/generated}
 mkdir -p "$out"
 
 wanted() { [[ -z $only || ",$only," == *",$1,"* ]]; }
 
 # The commit, and whether sources differ from it (this run's own outputs aside).
 machine() {
-  echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
+    "family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') model $(grep -m1 '^model[[:space:]]' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
+    "$(grep -m1 -o -w 'avx512f' /proc/cpuinfo || grep -m1 -o -w 'avx2' /proc/cpuinfo || echo 'no AVX2')"
   echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "commit: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet -- . ':!results/generated' || echo ' (with local changes)')"
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -66,7 +73,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 run tuning tuning_bench --seeds 5
 run ranking ranking_bench --seed 1
-run ranking_cpu ranking_cpu_bench --seed 1 --save results/generated/ranking_cpu_seed1.jsonl
+run ranking_cpu ranking_cpu_bench --seed 1 --save "$out/ranking_cpu_seed1.jsonl"
 run runtime_steps runtime_steps_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
   --benchmark_enable_random_interleaving=true
 run cost_model cost_model_bench --benchmark_filter='Score|ModelOnly|Estimate' \
