@@ -27,7 +27,8 @@
 //         of every instruction's row loop, and a tile narrower than the tensor loads and
 //         stores each row as a run of its own. Fit: time = a base per op + row calls x
 //         row_call + runs x run_start (HostModel::row_calls, row_runs: the two ops call
-//         and run in different ratios).
+//         and run in different ratios). softmax reduces its rows, so it varies the
+//         row length instead: 2^18 elements in whole rows of 16 to 1024, 4096 a task.
 // stream  rmsnorm [2048 x 1024] fused, in whole-row tiles of 1 to 2048 rows: time per
 //         element against the UB footprint (no fit).
 // pack    TLOAD's packing (runtime::pack_panels) of an fp32 operand into A panels (runs
@@ -176,7 +177,7 @@ Family stream_family() {
 }
 
 Family row_family() {
-  Family f{"row", {"add", "gelu", "row_call", "run_start"}, {}};
+  Family f{"row", {"add", "gelu", "softmax", "row_call", "run_start"}, {}};
   for (const char* op : {"add", "gelu"}) {
     const Workload w{op, {256, 1024}, DType::F32, {}};
     const TensorGraph g = build_graph(w);
@@ -192,6 +193,20 @@ Family row_family() {
       f.cases.push_back({std::string("row/") + op + "/" + config, {{op, 1}, {"row_call", calls}, {"run_start", runs}},
                          compiled(w, config)});
     }
+  }
+  // softmax reduces its rows, so its tiles hold whole rows: the same 2^18 elements in
+  // rows of 16 to 1024, 4096 elements a task.
+  for (int64_t width : {16, 32, 64, 128, 256, 512, 1024}) {
+    const Workload w{"softmax", {(int64_t{1} << 18) / width, width}, DType::F32, {}};
+    const TensorGraph g = build_graph(w);
+    const HostModel model(g, host());
+    const std::string config =
+        R"({"vec":[)" + std::to_string(4096 / width) + "," + std::to_string(width) + R"(],"nbuffer":1})";
+    double calls = 0;
+    for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels)
+      for (const VectorWork& v : k.vector_work) calls += model.row_calls(v, k);
+    f.cases.push_back({"row/softmax/" + w.key() + "/" + config, {{"softmax", 1}, {"row_call", calls}, {"run_start", 0}},
+                       compiled(w, config)});
   }
   return f;
 }

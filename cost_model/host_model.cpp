@@ -57,6 +57,18 @@ constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-alloca
 constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
 constexpr double kTmatmulStepCycles = 100;  // a TMATMUL with its two L0 views
 constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
+// The prices above were set on an AVX2 machine (the Zen 3 VM). On the AVX-512 machine
+// measured since (a Zen 5 VM, results/runtime_steps.md, Zen 5), bench/runtime_steps_bench
+// found two of them far off, in cycles of the target's nominal clock:
+// - packing ran 2.1x (B panels) to 2.4x (A panels) faster than on the AVX2 machine,
+//   alone (pack family);
+// - a vector row loop's call cost about 4 cycles, not 30 (row family, fitted over add,
+//   gelu and softmax: 3.8; over the elementwise two alone, about 1; softmax, whose rows
+//   reduce, alone about 6).
+// One machine of each ISA is all there is to go by, so these follow the ISA; a machine
+// that differs is what `pto-tune calibrate` is for.
+constexpr double kAvx512PackSpeedup = 2;
+constexpr double kAvx512RowCallCycles = 4;
 // A row loop's load and store of an element; with the op's own 1/8 cycle (AVX2 fp32),
 // the half cycle a pass costs in the element fit (0.49-0.63 over two runs).
 constexpr double kPassCyclesPerElement = 0.375;
@@ -112,7 +124,12 @@ struct HostModel::Work {
 };
 
 HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(graph), target_(target) {
-  if (target.simd_bytes == 64) return;  // AVX-512: 8 x 48 (core/runtime/microkernel.h)
+  row_call_cycles_ = kRowCallCycles;
+  if (target.simd_bytes == 64) {  // AVX-512: 8 x 48 (core/runtime/microkernel.h)
+    pack_speedup_ = kAvx512PackSpeedup;
+    row_call_cycles_ = kAvx512RowCallCycles;
+    return;
+  }
   narrow_tail_blocks_ = false;
   block_cols_ = 16;
   if (target.simd_bytes == 32) {  // AVX2: 4 x 16; else the portable 8 x 16
@@ -228,7 +245,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     if (!is_a && read.tensor != k.cube_b) continue;
     const double missed = missed_fraction(llc_share_bytes(), read.distinct_bytes);
     const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
-    const double rate = !in_l2 ? kPackPastL2BytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle;
+    const double rate = pack_speedup_ * (!in_l2 ? kPackPastL2BytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle);
     w.pack += TimeTerms::term(c, Coef::L2, read.bytes * (1.0 / rate + missed * kDramPackCyclesPerByte));
     w.pack += run_starts(c, read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k)));
   }
@@ -277,7 +294,7 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
     const double compute = kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype);
     w.vector += TimeTerms::term(c, Coef::Vector, e * compute);
     w.spill += TimeTerms::term(c, Coef::Spill, e * std::max(0.0, stream_per_element - compute));
-    w.instr += TimeTerms::term(c, Coef::Instr, row_calls(v, k) * kRowCallCycles);
+    w.instr += TimeTerms::term(c, Coef::Instr, row_calls(v, k) * row_call_cycles_);
   }
   if (!k.uses_cube) {  // row loads and stores
     for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);

@@ -102,6 +102,8 @@ class HostModel {
   int block_rows_ = 8, block_cols_ = 48;  // the micro-kernel's register tile
   bool narrow_tail_blocks_ = true;        // AVX-512: the last column block runs only its vectors
   double fma_per_cycle_ = 2;              // the micro-kernel's FMAs per cycle: two pipes, nominal
+  double pack_speedup_ = 1;               // packing's rates against the AVX2 machine's
+  double row_call_cycles_ = 0;            // a vector row loop's call (the constructor sets it)
 };
 
 }  // namespace pto

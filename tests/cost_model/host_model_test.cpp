@@ -199,19 +199,6 @@ TEST(HostModel, CubeFlagsCostNothing) {
   EXPECT_GT(compared, 5);
 }
 
-TEST(HostModel, OneWideRowsPayTheRowLoopPerElement) {
-  // softmax over rows of one element: every instruction is all row calls.
-  const TensorGraph wide = build_graph(row_workload("softmax", 1024, 64));
-  const TensorGraph narrow = build_graph(row_workload("softmax", 65536, 1));
-  const CostModel a(wide, fixed_host()), b(narrow, fixed_host());
-  TileConfig wide_tile, narrow_tile;
-  wide_tile.vec = Shape{16, 64};
-  narrow_tile.vec = Shape{1024, 1};
-  const Estimate ew = a.estimate(wide_tile), en = b.estimate(narrow_tile);
-  ASSERT_TRUE(ew.feasible && en.feasible);
-  EXPECT_GT(en.breakdown.instr, 10 * ew.breakdown.instr);  // same elements, 64x the rows
-}
-
 // The same host with the AVX2 micro-kernel (4 x 16 blocks of two 8-lane vectors).
 Target avx2_host() {
   Target t = fixed_host();
@@ -220,8 +207,43 @@ Target avx2_host() {
   return t;
 }
 
+TEST(HostModel, OneWideRowsPayTheRowLoopPerElement) {
+  // softmax over rows of one element: every instruction is all row calls. A row call
+  // costs 30 cycles on the AVX2 machine the model was set on, about 4 on the AVX-512
+  // one (runtime_steps_bench's row family), so the narrow rows cost more on both, and
+  // on AVX2 far more than the steps the two share.
+  const TensorGraph wide = build_graph(row_workload("softmax", 1024, 64));
+  const TensorGraph narrow = build_graph(row_workload("softmax", 65536, 1));
+  TileConfig wide_tile, narrow_tile;
+  wide_tile.vec = Shape{16, 64};
+  narrow_tile.vec = Shape{1024, 1};
+  for (const Target& host : {fixed_host(), avx2_host()}) {
+    const CostModel a(wide, host), b(narrow, host);
+    const Estimate ew = a.estimate(wide_tile), en = b.estimate(narrow_tile);
+    ASSERT_TRUE(ew.feasible && en.feasible);
+    EXPECT_GT(en.breakdown.instr, ew.breakdown.instr) << host.simd_bytes;
+  }
+  const CostModel a(wide, avx2_host()), b(narrow, avx2_host());
+  EXPECT_GT(b.estimate(narrow_tile).breakdown.instr, 10 * a.estimate(wide_tile).breakdown.instr);  // same elements, 64x the rows
+}
+
 double amount(const CostModel& model, const TileConfig& c, Coef which) {
   return model.terms(model.analyze(c), c, model.coefficients()).amount(which);
+}
+
+TEST(HostModel, AnAvx512HostPacksAtTheRatesItsMachineMeasured) {
+  // Packing ran about twice as fast per cycle on the AVX-512 machine as on the AVX2 one
+  // (runtime_steps_bench's pack family): the same tiles of the same matmul cost half the
+  // packing there, and the same run starts.
+  const TensorGraph g = build_graph(matmul_workload(333, 777, 555, DType::F32));
+  const CostModel avx512(g, fixed_host()), avx2(g, avx2_host());
+  const std::vector<TileConfig> configs = feasible_cube_configs(avx2, 13, 10);
+  ASSERT_GE(configs.size(), 5u);
+  for (const TileConfig& c : configs) {
+    ASSERT_TRUE(avx512.analyze(c).feasible) << c.to_string();
+    EXPECT_NEAR(2 * amount(avx512, c, Coef::L2), amount(avx2, c, Coef::L2), 1e-6 * amount(avx2, c, Coef::L2)) << c.to_string();
+    EXPECT_DOUBLE_EQ(amount(avx512, c, Coef::Latency), amount(avx2, c, Coef::Latency)) << c.to_string();
+  }
 }
 
 TEST(HostModel, EdgeBlocksCostAtLeastTheirShare) {
