@@ -64,16 +64,22 @@ inline bool selected(const std::string& filter, const std::string& key, const st
   return false;
 }
 
+// "PROGRAM: message", unless the message already names the program.
+inline void print_error(const std::string& program, const std::string& message) {
+  const std::string prefix = program + ": ";
+  std::cerr << (message.starts_with(prefix) ? "" : prefix) << message << "\n";
+}
+
 // Runs a report program's body: an error becomes "PROGRAM: message" on stderr and the
 // exit code of its category (an unexpected exception: 1).
 inline int report_main(const char* program, const std::function<int()>& body) {
   try {
     return body();
   } catch (const Error& e) {
-    std::cerr << program << ": " << e.what() << "\n";
+    print_error(program, e.what());
     return exit_code(e.category());
   } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << "\n";
+    print_error(program, e.what());
     return 1;
   }
 }
