@@ -49,7 +49,15 @@ std::string times(double ratio) { return format_number("%.2fx", ratio); }
 
 std::string seconds(double s) { return format_number("%.1f s", s); }
 
-void print_text(const search::TuneResult& r, bool interrupted) {
+// Whether `pto-tune calibrate` has fitted the model's predictions for this target and
+// backend: an uncalibrated host model prices another machine's cycles, so its absolute
+// times can be off severalfold (its ranking far less so).
+bool model_calibrated(const Target& target, const std::string& predicted_backend) {
+  const std::string dir = default_calibration_dir();
+  return !dir.empty() && load_calibrated(dir, target, predicted_backend).has_value();
+}
+
+void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) {
   const search::TuningRecord& best = r.best;
   const std::string kind = time_kind(r.backend);
   std::cout << "# tuned " << r.workload.key() << " on " << r.target_name << " (" << r.target_fingerprint << ") with "
@@ -59,7 +67,8 @@ void print_text(const search::TuneResult& r, bool interrupted) {
             << pypto_snippet(best.config, "  ") << "\n\n";
   std::string best_time = format_ns(best.time_ns()) + " " + kind;
   if (best.measurement.predicted_ns > 0 && r.backend != "model")
-    best_time += " (predicted " + format_ns(best.measurement.predicted_ns) + ")";
+    best_time += " (predicted " + format_ns(best.measurement.predicted_ns) +
+                 (calibrated ? ", calibrated model)" : " by the uncalibrated model: 'pto-tune calibrate' fits it)");
   if (r.best_spread > 0) best_time += ", spread " + std::to_string(std::lround(r.best_spread * 100)) + "%";
   std::vector<std::vector<std::string>> rows = {
       {"best", best_time},
@@ -130,7 +139,9 @@ int run_tune(const Args& args) {
   // are re-measured with the full timing.
   const measure::TuningRunners runners = measure::make_tuning_runners(backend, target, runner_options);
   tune_options.finalist_runner = runners.finalists.get();
-  tune_options.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend, target));
+  const std::string predicted_backend = measure::predicted_backend(backend, target);
+  tune_options.coefficients = calibrated_coefficients(target, predicted_backend);
+  const bool calibrated = model_calibrated(target, predicted_backend);
   const std::optional<std::string> db_flag =
       vm->count("db") ? std::optional<std::string>((*vm)["db"].as<std::string>()) : std::nullopt;
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db::resolve_db_path(db_flag));
@@ -148,9 +159,10 @@ int run_tune(const Args& args) {
     j["best"]["pypto"] = pypto_calls(result.best.config);
     j["stopped"] = result.stopped;
     j["interrupted"] = interrupt.interrupted();
+    j["model_calibrated"] = calibrated;
     print_json(std::cout, j);
   } else {
-    print_text(result, interrupt.interrupted());
+    print_text(result, interrupt.interrupted(), calibrated);
   }
   interrupt.reraise_if_interrupted();
   return 0;

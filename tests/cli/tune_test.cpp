@@ -2,7 +2,8 @@
 // line and exit 2 before anything is opened or measured; the model and sim backends tune
 // end to end into a temporary database that then holds the winner; --json carries the
 // fields the issue names, consistent with each other and with the database; Ctrl-C in
-// the middle of a cpu tuning keeps what was measured. Hermetic: PTO_TUNE_HOME is a
+// the middle of a cpu tuning keeps what was measured; the report says whether the
+// model's predictions are calibrated. Hermetic: PTO_TUNE_HOME is a
 // temporary folder and every database is given with --db.
 #include <fcntl.h>
 #include <signal.h>
@@ -133,6 +134,24 @@ TEST_F(Tune, SimBackendEndToEndAndTheHumanReport) {
   for (const std::string& part : std::vector<std::string>{"pypto.set_vec_tile_shapes(", "simulated", "speedup", "default",
                                                           "candidates", "measured", "stored in", db_path()})
     EXPECT_NE(text.out.find(part), std::string::npos) << part << "\n" << text.out;
+}
+
+TEST_F(Tune, SaysWhetherItsPredictionsAreCalibrated) {
+  // An uncalibrated model prices a datasheet's (or another machine's) cycles: the
+  // report says so, and says so no longer once `pto-tune calibrate` has fitted it.
+  const std::string args = "--op softmax --shapes 256,1024 --target ascend910b1 --budget 12 --db " + db_path();
+  EXPECT_FALSE(tune_json("tune " + args + " --json")["model_calibrated"].get<bool>());
+  const Result before = pto_tune("tune " + args);
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_NE(before.out.find("by the uncalibrated model: 'pto-tune calibrate' fits it"), std::string::npos) << before.out;
+
+  const Result fit = pto_tune("calibrate --op softmax --shapes 256,1024 --target ascend910b1 --samples 12");
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_TRUE(tune_json("tune " + args + " --json")["model_calibrated"].get<bool>());
+  const Result after = pto_tune("tune " + args);
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.out.find(", calibrated model)"), std::string::npos) << after.out;
+  EXPECT_EQ(after.out.find("uncalibrated"), std::string::npos) << after.out;
 }
 
 TEST_F(Tune, TheBareFormIsTune) {
