@@ -49,14 +49,9 @@ std::string times(double ratio) { return format_number("%.2fx", ratio); }
 
 std::string seconds(double s) { return format_number("%.1f s", s); }
 
-// Whether `pto-tune calibrate` has fitted the model's predictions for this target and
-// backend: an uncalibrated host model prices another machine's cycles, so its absolute
-// times can be off severalfold (its ranking far less so).
-bool model_calibrated(const Target& target, const std::string& predicted_backend) {
-  const std::string dir = default_calibration_dir();
-  return !dir.empty() && load_calibrated(dir, target, predicted_backend).has_value();
-}
-
+// `calibrated`: whether `pto-tune calibrate` has fitted the model's predictions for this
+// target and backend. An uncalibrated host model prices another machine's cycles, so its
+// absolute times can be off severalfold (its ranking far less so).
 void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) {
   const search::TuningRecord& best = r.best;
   const std::string kind = time_kind(r.backend);
@@ -139,9 +134,8 @@ int run_tune(const Args& args) {
   // are re-measured with the full timing.
   const measure::TuningRunners runners = measure::make_tuning_runners(backend, target, runner_options);
   tune_options.finalist_runner = runners.finalists.get();
-  const std::string predicted_backend = measure::predicted_backend(backend, target);
-  tune_options.coefficients = calibrated_coefficients(target, predicted_backend);
-  const bool calibrated = model_calibrated(target, predicted_backend);
+  tune_options.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend, target));
+  const bool calibrated = tune_options.coefficients->fitted();
   const std::optional<std::string> db_flag =
       vm->count("db") ? std::optional<std::string>((*vm)["db"].as<std::string>()) : std::nullopt;
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db::resolve_db_path(db_flag));

@@ -47,6 +47,8 @@ struct Coefficients {
   int samples = 0;
   double rms_log_error = 0;  // of the fit that produced them
 
+  bool fitted() const { return samples > 0; }  // a calibration's fit, not the defaults
+
   double operator[](Coef c) const { return value[static_cast<int>(c)]; }
   double& operator[](Coef c) { return value[static_cast<int>(c)]; }
 
