@@ -238,29 +238,22 @@ std::vector<nlohmann::json> read_lines(const std::string& path) {
   return lines;
 }
 
-// The host a --save file records; nullopt for files written before it recorded one.
-std::optional<Target> recorded_target(const std::string& path) {
-  for (const nlohmann::json& j : read_lines(path)) {
+// The host the model is given: --target, else the one the --load file's lines record,
+// else this machine.
+Target measured_host(const Options& o, const std::vector<nlohmann::json>& loaded) {
+  if (!o.target.empty()) return load_target(o.target);
+  if (o.load.empty()) return load_target("host");
+  for (const nlohmann::json& j : loaded) {
     if (j.contains("target")) return Target::from_json(j.at("target"));
   }
-  return std::nullopt;
+  usage_error("ranking_cpu_bench: " + o.load + " does not record the host it was measured on; name it with --target FILE");
 }
 
-// The host the model is given: --target, else the --load file's, else this machine.
-Target measured_host(const Options& o) {
-  if (!o.target.empty()) return load_target(o.target);
-  if (!o.load.empty()) {
-    if (std::optional<Target> recorded = recorded_target(o.load)) return *recorded;
-    usage_error("ranking_cpu_bench: " + o.load + " does not record the host it was measured on; name it with --target FILE");
-  }
-  return load_target("host");
-}
-
-// Lines of one workload from a --save file; files written before --passes hold one pass
-// as median / p10 / p90 at the top level.
-std::vector<Timed> load_configs(const std::string& path, const std::string& key) {
+// One workload's lines of a --save file; files written before --passes hold one pass as
+// median / p10 / p90 at the top level.
+std::vector<Timed> load_configs(const std::vector<nlohmann::json>& loaded, const std::string& key) {
   std::vector<Timed> out;
-  for (const nlohmann::json& j : read_lines(path)) {
+  for (const nlohmann::json& j : loaded) {
     if (!j.contains("key") || j.at("key").get<std::string>() != key) continue;
     Timed t{TileConfig::from_json(j.at("config")), {}};
     if (j.contains("passes")) {
@@ -381,7 +374,8 @@ void print_tables(const std::vector<CaseRun>& runs, int passes) {
 
 int run(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  const Target host = measured_host(o);
+  const std::vector<nlohmann::json> loaded = o.load.empty() ? std::vector<nlohmann::json>{} : read_lines(o.load);
+  const Target host = measured_host(o, loaded);
   Target model_target = host;  // the model sees the threads the runtime is given
   model_target.aic_cores = model_target.aiv_cores = std::min(o.threads, host.aic_cores);
   measure::RunnerOptions ro;
@@ -409,7 +403,7 @@ int run(int argc, char** argv) {
     if (o.load.empty()) {
       collect_timed(r);
     } else {
-      r.timed = load_configs(o.load, r.c->key);
+      r.timed = load_configs(loaded, r.c->key);
       if (!r.timed.empty()) passes = static_cast<int>(r.timed.front().passes.size());
     }
     if (!o.save.empty()) save_configs(o.save, r.c->key, r.timed);
