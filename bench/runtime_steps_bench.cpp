@@ -92,6 +92,11 @@ std::function<void(benchmark::State&)> compiled(const Workload& w, const std::st
   };
 }
 
+// A vector tile of `rows` x `width`, one slot.
+std::string vec_config(int64_t rows, int64_t width) {
+  return R"({"vec":[)" + std::to_string(rows) + "," + std::to_string(width) + R"(],"nbuffer":1})";
+}
+
 std::string cube_config(int64_t mL0, int64_t kL0, int64_t nL0) {
   return R"({"cube":{"m":[)" + std::to_string(mL0) + R"(,64],"k":[)" + std::to_string(kL0) + R"(,64],"n":[)" +
          std::to_string(nL0) + ",48]}}";
@@ -121,7 +126,7 @@ Family vector_family() {
     const Workload w{op, {512, 64}, DType::F32, {}};
     const TensorGraph g = build_graph(w);
     for (int64_t rows : {1, 2, 4, 8, 16, 64}) {
-      const std::string config = R"({"vec":[)" + std::to_string(rows) + R"(,64],"nbuffer":1})";
+      const std::string config = vec_config(rows, 64);
       double tasks = 0;
       for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels)
         tasks += static_cast<double>(k.aiv_tasks);
@@ -176,37 +181,27 @@ Family stream_family() {
   return f;
 }
 
+// One case of the row family: `w` in tiles of 4096 elements, `width` wide, with the row
+// calls and runs the model charges for them.
+Case row_case(const Workload& w, int64_t width) {
+  const TensorGraph g = build_graph(w);
+  const HostModel model(g, host());
+  const std::string config = vec_config(4096 / width, width);
+  std::map<std::string, double> amounts{{w.op, 1}, {"row_call", 0}, {"run_start", 0}};
+  for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels) {
+    for (const VectorWork& v : k.vector_work) amounts["row_call"] += model.row_calls(v, k);
+    amounts["run_start"] += model.row_runs(k);
+  }
+  return {"row/" + w.key() + "/" + config, amounts, compiled(w, config)};
+}
+
 Family row_family() {
   Family f{"row", {"add", "gelu", "softmax", "row_call", "run_start"}, {}};
-  for (const char* op : {"add", "gelu"}) {
-    const Workload w{op, {256, 1024}, DType::F32, {}};
-    const TensorGraph g = build_graph(w);
-    const HostModel model(g, host());
-    for (int64_t width : {16, 32, 64, 128, 256, 512, 1024}) {
-      const std::string config =
-          R"({"vec":[)" + std::to_string(4096 / width) + "," + std::to_string(width) + R"(],"nbuffer":1})";
-      double calls = 0, runs = 0;
-      for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels) {
-        for (const VectorWork& v : k.vector_work) calls += model.row_calls(v, k);
-        runs += model.row_runs(k);
-      }
-      f.cases.push_back({std::string("row/") + op + "/" + config, {{op, 1}, {"row_call", calls}, {"run_start", runs}},
-                         compiled(w, config)});
-    }
-  }
-  // softmax reduces its rows, so its tiles hold whole rows: the same 2^18 elements in
-  // rows of 16 to 1024, 4096 elements a task.
   for (int64_t width : {16, 32, 64, 128, 256, 512, 1024}) {
-    const Workload w{"softmax", {(int64_t{1} << 18) / width, width}, DType::F32, {}};
-    const TensorGraph g = build_graph(w);
-    const HostModel model(g, host());
-    const std::string config =
-        R"({"vec":[)" + std::to_string(4096 / width) + "," + std::to_string(width) + R"(],"nbuffer":1})";
-    double calls = 0;
-    for (const KernelSummary& k : analyze(g, TileConfig::parse(config), host()).kernels)
-      for (const VectorWork& v : k.vector_work) calls += model.row_calls(v, k);
-    f.cases.push_back({"row/softmax/" + w.key() + "/" + config, {{"softmax", 1}, {"row_call", calls}, {"run_start", 0}},
-                       compiled(w, config)});
+    for (const char* op : {"add", "gelu"}) f.cases.push_back(row_case({op, {256, 1024}, DType::F32, {}}, width));
+    // softmax reduces its rows, so its tiles hold whole rows: the same 2^18 elements in
+    // rows of `width`.
+    f.cases.push_back(row_case({"softmax", {(int64_t{1} << 18) / width, width}, DType::F32, {}}, width));
   }
   return f;
 }
@@ -232,7 +227,7 @@ Family element_family() {
     for (const int64_t rows : {128, 256}) {
       const Workload w{op, {rows, 1024}, DType::F32, {}};
       const TensorGraph g = build_graph(w);
-      const std::string config = R"({"vec":[32,1024],"nbuffer":1})";
+      const std::string config = vec_config(32, 1024);
       const KernelSummary k = analyze(g, TileConfig::parse(config), host()).kernels.at(0);
       f.cases.push_back({std::string("element/") + op + "/" + std::to_string(rows) + "x1024", element_amounts(k),
                          compiled(w, config)});
