@@ -56,7 +56,7 @@ constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-alloca
 // 1290-1440 cycles against 8 x 150, softmax's of 9 steps 2130-2450 against 13 x 150).
 constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
 constexpr double kTmatmulStepCycles = 100;  // a TMATMUL with its two L0 views
-constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp)
+constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp) or row copy (copy.cpp)
 // The prices above were set on an AVX2 machine (the Zen 3 VM). On the AVX-512 machine
 // measured since (a Zen 5 VM, results/runtime_steps.md, Zen 5), bench/runtime_steps_bench
 // found two of them far off, in cycles of the target's nominal clock:
