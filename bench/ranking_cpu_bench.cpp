@@ -22,6 +22,7 @@
 //                                 [--min-time-ms 30] [--repetitions 7] [--passes 2]
 //                                 [--clock cpu|wall] [--save FILE | --load FILE]
 //                                 [--target FILE] [--prior-weight W] [--verbose 1]
+//                                 [--probe | --prices FILE]
 //
 // --save writes the host target the times were measured on, then every measurement
 // (workload key, config, the mean median and each pass's median / p10 / p90 ns), as
@@ -29,6 +30,12 @@
 // re-scored on the same times. The model sees the host the file records (its cache
 // sizes, SIMD width and clock), not the machine that re-scores it; --target names
 // another (files written before the target was recorded need it).
+//
+// The model prices the runtime's steps at its ISA's reference machine's figures
+// (cost_model/host_prices.h) unless given a machine's own: --probe measures this
+// machine's (search/host_probe.h, as `pto-tune calibrate` does; a --load file must then
+// have been measured on this machine) and prints them; --prices reads a JSON object of
+// them, as --probe prints or a calibration file's "host_prices".
 //
 // --threads 1 (the default) measures on one thread and gives the model a one-core host:
 // on a shared machine a second thread mostly measures the neighbours. --clock cpu (the
@@ -50,6 +57,7 @@
 #include "bench/ranking_report.h"
 #include "bench/report_program.h"
 #include "core/error.h"
+#include "core/json_read.h"
 #include "core/op_library.h"
 #include "cost_model/calibrate.h"
 #include "cost_model/estimate.h"
@@ -57,6 +65,7 @@
 #include "cost_model/time_terms.h"
 #include "measure/runner.h"
 #include "measure/stats.h"
+#include "search/host_probe.h"
 #include "search/space_generator.h"
 
 namespace pto {
@@ -100,6 +109,8 @@ struct Options {
   bool cpu_time = true;
   bool verbose = false;  // --verbose 1: every sample, measured, predicted and its breakdown, on stderr
   std::optional<double> prior_weight;  // unset: calibrate()'s default for the host
+  bool probe = false;
+  std::string prices;  // a HostPrices JSON file
 };
 
 Options parse_options(int argc, char** argv) {
@@ -122,7 +133,9 @@ Options parse_options(int argc, char** argv) {
        "the host the times were measured on, a target JSON file (default: the one the --load file records, else this machine)")
       ("verbose", bench::po::value(&verbose)->default_value(verbose), "1: every sample with its breakdown, on stderr")
       ("prior-weight", bench::po::value<double>()->notifier([&o](double w) { o.prior_weight = w; }),
-       "the calibration's pull towards the datasheet figures (default: calibrate()'s for a host)");
+       "the calibration's pull towards the datasheet figures (default: calibrate()'s for a host)")
+      ("probe", bench::po::bool_switch(&o.probe), "price the runtime's steps at this machine's figures, probed first")
+      ("prices", bench::po::value(&o.prices), "price the runtime's steps at the figures of FILE (a JSON object, as --probe prints)");
   bench::parse_report_options(argc, argv, "ranking_cpu_bench [options]", options);
   if (clock != "cpu" && clock != "wall") usage_error("ranking_cpu_bench: --clock is cpu or wall, got " + clock);
   o.cpu_time = clock == "cpu";
@@ -130,6 +143,7 @@ Options parse_options(int argc, char** argv) {
   if (o.samples < 6) usage_error("ranking_cpu_bench: --samples must be at least 6, got " + std::to_string(o.samples));
   if (o.threads < 1) usage_error("ranking_cpu_bench: --threads must be at least 1, got " + std::to_string(o.threads));
   if (o.passes < 1) usage_error("ranking_cpu_bench: --passes must be at least 1, got " + std::to_string(o.passes));
+  if (o.probe && !o.prices.empty()) usage_error("ranking_cpu_bench: --probe and --prices both set the prices; give one");
   if (!o.target.empty() && o.load.empty()) usage_error("ranking_cpu_bench: --target describes --load's measurements; without --load the host is this machine");
   return o;
 }
@@ -285,12 +299,32 @@ void save_configs(const std::string& path, const std::string& key, const std::ve
   }
 }
 
-CaseRun prepare_case(const Case& c, const Options& o, const Target& model_target) {
+// The prices the model is given: --prices, this machine's by --probe (printed, so that a
+// re-score can name them), else none (the reference machine's).
+std::optional<HostPrices> host_prices(const Options& o, const Target& host) {
+  if (!o.prices.empty()) {
+    const std::string text = json_read::read_text_file(o.prices, "prices file");
+    return HostPrices::from_json(json_read::parse(text, "prices file '" + o.prices + "'"));
+  }
+  if (!o.probe) return std::nullopt;
+  const Target here = load_target("host");
+  if (host.fingerprint() != here.fingerprint())
+    usage_error("ranking_cpu_bench: --probe prices this machine, but " + o.load + " was measured on another host (" +
+                host.fingerprint() + ", this one " + here.fingerprint() + "); give its prices with --prices");
+  std::cerr << "probing this machine's prices\n";
+  const HostPrices prices = search::probe_host(here).prices;
+  std::cout << "host prices: " << prices.to_json().dump() << "\n";
+  return prices;
+}
+
+CaseRun prepare_case(const Case& c, const Options& o, const Target& model_target, const std::optional<HostPrices>& prices) {
   CaseRun run;
   run.c = &c;
   run.workload = Workload::parse_key(c.key);
   run.graph = build_graph(run.workload);
-  run.model = std::make_unique<CostModel>(run.graph, model_target);
+  Coefficients start = Coefficients::defaults(model_target);
+  start.host_prices = prices;
+  run.model = std::make_unique<CostModel>(run.graph, model_target, start);
   if (o.load.empty()) {
     const search::SpaceGenerator space(run.graph, model_target, default_config(run.workload, run.graph, model_target));
     run.configs = space.sample(o.samples, o.seed);
@@ -384,10 +418,11 @@ int run(int argc, char** argv) {
   ro.min_repetitions = o.repetitions;
   ro.cpu_time = o.cpu_time;
   const std::unique_ptr<measure::Runner> cpu = measure::make_runner("cpu", host, ro);
+  const std::optional<HostPrices> prices = host_prices(o, host);
   std::vector<CaseRun> runs;
   for (const Case& c : suite()) {
     if (!bench::selected(o.filter, c.key, c.label)) continue;
-    runs.push_back(prepare_case(c, o, model_target));
+    runs.push_back(prepare_case(c, o, model_target, prices));
   }
   if (!o.save.empty()) start_save(o.save, host);
   if (o.load.empty()) {  // pass 1 of the whole suite, then pass 2, ...: independent machine states

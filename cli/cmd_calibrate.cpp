@@ -3,24 +3,31 @@
 // predicted times, the `model` backend, `explain`, the tuner).
 //
 // The work is search/calibration_job.h (sample each workload's space, measure through
-// the backend's Runner, fit); this file parses, shows progress and prints. Candidates
+// the backend's Runner, fit); this file parses, shows progress and prints. On a host
+// target it first measures the machine's own prices of the runtime's steps
+// (search/host_probe.h, a few seconds), so that the coefficients are fitted over them
+// and saved with them. Candidates
 // that fail to measure are skipped, and each one is named on stderr. It prints the fit
 // error before and after and every coefficient, old -> new. The fit is saved through
 // cost_model/calibration_store.h, which keeps a saved fit made on more samples unless
 // --replace is given, and says so.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/format_number.h"
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/calibration_store.h"
+#include "cost_model/host_model.h"
 #include "measure/runner.h"
 #include "search/calibration_job.h"
+#include "search/host_probe.h"
 
 namespace pto::cli {
 
@@ -68,6 +75,28 @@ json coefficient_values(const Coefficients& c) {
   return j;
 }
 
+// With --no-probe, a host calibration fits over the prices of the saved calibration,
+// else its ISA's reference machine's.
+std::optional<HostPrices> saved_prices(const Target& target, const std::string& backend, const std::string& dir) {
+  const auto saved = load_calibrated(dir, target, backend);
+  return saved ? saved->host_prices : std::nullopt;
+}
+
+void print_prices(const Target& target, const search::CalibrationJobResult& result) {
+  const std::optional<HostPrices>& used = result.report.after.host_prices;
+  const HostPrices reference = default_host_prices(target);
+  const json reference_json = reference.to_json(), used_json = used.value_or(reference).to_json();
+  std::cout << "host prices, in cycles of the " << target.clock_mhz / 1000.0 << " GHz nominal clock ("
+            << used.value_or(reference).source << "):\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [name, value] : used_json.items())
+    if (value.is_number())
+      rows.push_back({name, format_number("%.3g", reference_json.at(name).get<double>()), format_number("%.3g", value.get<double>())});
+  print_table(std::cout, {"price", "reference machine", "used"}, rows);
+  if (result.probe)
+    for (const std::string& kept : result.probe->kept) std::cout << "kept the reference price of " << kept << "\n";
+}
+
 void report_skipped(const search::CalibrationJobResult& result) {
   for (const search::WorkloadSamples& w : result.workloads) {
     for (const search::SkippedSample& s : w.skipped) {
@@ -94,6 +123,7 @@ void print_text(const search::CalibrationJobResult& result, const Target& target
                     std::to_string(w.skipped.size())});
   }
   print_table(std::cout, {"workload", "space", "analyzed", "sampled", "measured", "skipped"}, rows);
+  if (is_host_target(target)) print_prices(target, result);
   std::cout << result.report.to_string() << saved_line(saved) << "\n";
 }
 
@@ -133,6 +163,13 @@ json to_json(const search::CalibrationJobResult& result, const Target& target, c
             {"path", saved.path},
             {"saved", saved.saved}};
   if (!saved.saved) j["kept_because"] = saved.kept_because;
+  if (is_host_target(target)) {
+    const HostPrices reference = default_host_prices(target);
+    j["host_prices"] = report.after.host_prices.value_or(reference).to_json();
+    j["host_prices_reference"] = reference.to_json();
+    j["host_prices_probed"] = result.probe.has_value();
+    j["host_prices_kept"] = result.probe ? result.probe->kept : std::vector<std::string>{};
+  }
   return j;
 }
 
@@ -157,6 +194,9 @@ int run_calibrate(const Args& args) {
        "folder to save the coefficients in; default: $PTO_TUNE_HOME/calibration or "
        "~/.cache/pto-tune/calibration, where every prediction looks")
       ("replace", po::bool_switch(), "replace a saved fit even when it was made on more samples")
+      ("no-probe", po::bool_switch(),
+       "host: skip measuring this machine's prices of the runtime's steps (a few seconds) and fit over "
+       "those of the saved calibration, else the reference machine's")
       ("json", po::bool_switch(), "print the result as JSON");
   const auto vm = parse_command(
       args, options,
@@ -166,7 +206,9 @@ int run_calibrate(const Args& args) {
        "saves them for the target (by its fingerprint) and backend. Prints the model's\n"
        "log error before and after the fit and each coefficient. Candidates that fail to\n"
        "measure are skipped and named on stderr. A saved fit made on more samples is\n"
-       "kept unless --replace. Simulated measurements are labelled so.",
+       "kept unless --replace. Simulated measurements are labelled so. On a host target\n"
+       "it first probes what the CPU runtime's FMAs, steps, elements and row calls cost on\n"
+       "this machine, fits the coefficients over those prices and saves them together.",
        "pto-tune calibrate --op matmul --shapes 512,512,512 --shapes 96,1536,3072 --target ascend910b1 "
        "--backend sim --samples 32"});
   if (!vm) return 0;
@@ -182,15 +224,27 @@ int run_calibrate(const Args& args) {
   if (dir.empty()) usage_error("--out: not given, and neither PTO_TUNE_HOME nor HOME is set to derive it from");
 
   search::CalibrationJobOptions job;
+  ProgressBar probe_bar("probing this machine's prices");
+  if (is_host_target(target)) {
+    job.probe_host = !(*vm)["no-probe"].as<bool>();
+    if (!job.probe_host) job.host_prices = saved_prices(target, backend, dir);
+    job.probe_progress = [&](size_t done, size_t planned) {
+      probe_bar.update(static_cast<int64_t>(done), static_cast<int64_t>(planned));
+    };
+  }
   job.samples = static_cast<size_t>(samples);
   job.seed = (*vm)["seed"].as<uint64_t>();
   measure::RunnerOptions runner_options;
   runner_options.seed = job.seed;
   const std::unique_ptr<measure::Runner> runner = measure::make_runner(backend, target, runner_options);
-  ProgressBar bar("measuring");
-  job.progress = [&](size_t done, size_t planned) { bar.update(static_cast<int64_t>(done), static_cast<int64_t>(planned)); };
+  std::optional<ProgressBar> bar;  // started with the first measurement, so its ETA leaves the probe out
+  job.progress = [&](size_t done, size_t planned) {
+    probe_bar.finish();
+    if (!bar) bar.emplace("measuring");
+    bar->update(static_cast<int64_t>(done), static_cast<int64_t>(planned));
+  };
   const search::CalibrationJobResult result = search::run_calibration(workloads, target, *runner, job);
-  bar.finish();
+  if (bar) bar->finish();
   report_skipped(result);
 
   const SaveOutcome saved = save_calibration(dir, target, backend, result.report.after, (*vm)["replace"].as<bool>());

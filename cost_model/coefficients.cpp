@@ -25,7 +25,7 @@ constexpr const char* kCoefNames[kNumCoefs] = {"hbm",     "l2",    "cube", "vect
 constexpr double kDefaultInstrCycles = 1.0;
 
 std::vector<std::string_view> known_keys() {
-  return {"coefficients", "target", "fingerprint", "backend", "samples", "rms_log_error"};
+  return {"coefficients", "target", "fingerprint", "backend", "samples", "rms_log_error", "host_prices"};
 }
 
 }  // namespace
@@ -46,8 +46,10 @@ Coefficients Coefficients::defaults(const Target& target) {
 json Coefficients::to_json() const {
   json values = json::object();
   for (int i = 0; i < kNumCoefs; ++i) values[kCoefNames[i]] = value[i];
-  return {{"coefficients", values}, {"target", target},   {"fingerprint", fingerprint},
-          {"backend", backend},     {"samples", samples}, {"rms_log_error", rms_log_error}};
+  json j = {{"coefficients", values}, {"target", target},   {"fingerprint", fingerprint},
+            {"backend", backend},     {"samples", samples}, {"rms_log_error", rms_log_error}};
+  if (host_prices) j["host_prices"] = host_prices->to_json();
+  return j;
 }
 
 Coefficients Coefficients::from_json(const json& j) {
@@ -73,6 +75,7 @@ Coefficients Coefficients::from_json(const json& j) {
   if (j.contains("rms_log_error")) {
     c.rms_log_error = jr::positive_number(j.at("rms_log_error"), "rms_log_error", true);
   }
+  if (j.contains("host_prices")) c.host_prices = HostPrices::from_json(j.at("host_prices"));
   return c;
 }
 

@@ -8,15 +8,20 @@
 //             nominal time derived from the Target (1 = the datasheet figure; an effective
 //             bandwidth is nominal / scale, an efficiency is 1 / scale);
 //   overheads task, instr, launch: cycles per task, per instruction, per kernel launch.
+// On a host (CPU) target a calibration also measures the machine's own prices of the
+// runtime's steps (cost_model/host_prices.h), which travel with its coefficients.
 // Calibrated coefficients are saved per (target, backend) as a JSON file
 // (cost_model/calibration_store.h says where); the target's fingerprint travels with
 // them so that a changed hardware description never picks up a fit made for another.
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "cost_model/host_prices.h"
 
 namespace pto {
 
@@ -46,6 +51,8 @@ struct Coefficients {
   std::string backend;
   int samples = 0;
   double rms_log_error = 0;  // of the fit that produced them
+  // A host's measured prices; none: its ISA's reference machine's (default_host_prices).
+  std::optional<HostPrices> host_prices;
 
   bool fitted() const { return samples > 0; }  // a calibration's fit, not the defaults
 

@@ -142,7 +142,12 @@ struct CostModel::Impl {
     ns_per_cycle = 1000.0 / target.clock_mhz;
     tabulate_cube();
     tabulate_vector();
-    if (is_host_target(target)) host.emplace(graph, target);
+    price_host();
+  }
+
+  // A host is priced at the coefficients' prices: the machine's, else its ISA's reference.
+  void price_host() {
+    if (is_host_target(target)) host.emplace(graph, target, coefficients.host_prices.value_or(default_host_prices(target)));
   }
 
   void validate_target() const {
@@ -488,6 +493,7 @@ TimeTerms CostModel::terms(const TilingSummary& summary, const TileConfig& confi
 const Coefficients& CostModel::coefficients() const { return impl_->coefficients; }
 void CostModel::set_coefficients(Coefficients coefficients) {
   impl_->coefficients = std::move(coefficients);
+  impl_->price_host();
 }
 const Target& CostModel::target() const { return impl_->target; }
 const TensorGraph& CostModel::graph() const { return impl_->graph; }

@@ -15,12 +15,15 @@ namespace {
 // coefficients scale them (calibration fits them to measured runs). From the shape of
 // the runtime's loops, results/cpu_matmul.md's profile (packing ~11 % of a 2048^3 run
 // next to ~64 % in the micro-kernel), and checked against measured one-thread runs on
-// a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seeds 1-3).
+// a loaded 2-core Zen 3 VM (results/cost_model_ranking_cpu.md, seeds 1-3). The
+// micro-kernel's, packing's, row copies' and streams' rates below are that reference
+// machine's: a machine's HostPrices scale each by the speed-up measured there; the
+// prices of steps, elements and row calls are HostPrices' own.
+constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
 // FMA instructions per cycle of the AVX2 4 x 16 micro-kernel, measured alone (bench/
 // runtime_steps_bench's kernel family; results/runtime_steps.md): about one, not the two
 // pipes' nominal two (HostModel::fma_per_cycle_) that the AVX-512 kernel is given.
 constexpr double kAvx2FmaPerCycle = 1;
-constexpr double kLoadsPerCycle = 2;        // vector loads (and broadcasts) per cycle
 // A register block's call, zeroing and spill to a buffer, and per row the loop adding it
 // into C: 40 cycles for AVX2's 4 x 16 block with its C traffic (measured 23-61, the
 // kernel and cube families of runtime_steps_bench).
@@ -48,37 +51,11 @@ constexpr double kRowCopyBytesPerCycle = 4;
 constexpr double kStoreBytesPerCycle = 16;  // L0C / UB -> GM
 constexpr double kLlcStoreBytesPerCycle = 3; // UB -> GM beyond L2: write-allocate and evictions
 // Steps. The runtime decodes a block once and drops its SET_FLAG / WAIT_FLAG; what
-// runs is a loop over the other steps. A TMATMUL step, with the two L0 views it reads,
-// costs about 100 cycles beyond its FMAs (bench/runtime_steps_bench's cube fit: median
-// 99 over nine runs, which spread from -26 to 258; results/runtime_steps.md). A vector
-// task costs about 150 cycles per instruction counted with its four flags, which stand
-// in for the task's set-up (the vector fit there, three runs: add's task of 4 steps
-// 1290-1440 cycles against 8 x 150, softmax's of 9 steps 2130-2450 against 13 x 150).
-constexpr double kInstrCycles = 150;        // a vector task's instruction, or a cube TLOAD / TSTORE
-constexpr double kTmatmulStepCycles = 100;  // a TMATMUL with its two L0 views
-constexpr double kRowCallCycles = 30;       // one call of a row loop (vector_ops.cpp) or row copy (copy.cpp)
-// The prices above were set on an AVX2 machine (the Zen 3 VM). On the AVX-512 machine
-// measured since (a Zen 5 VM, results/runtime_steps.md, Zen 5), bench/runtime_steps_bench
-// found two of them far off, in cycles of the target's nominal clock:
-// - packing ran 2.1x (B panels) to 2.4x (A panels) faster than on the AVX2 machine,
-//   alone (pack family);
-// - a vector row loop's call cost about 4 cycles, not 30 (row family, fitted over add,
-//   gelu and softmax: 3.8; over the elementwise two alone, about 1; softmax, whose rows
-//   reduce, alone about 6).
-// One machine of each ISA is all there is to go by, so these follow the ISA; a machine
-// that differs is what `pto-tune calibrate` is for.
-constexpr double kAvx512PackSpeedup = 2;
-constexpr double kAvx512RowCallCycles = 4;
-// A row loop's load and store of an element; with the op's own 1/8 cycle (AVX2 fp32),
-// the half cycle a pass costs in the element fit (0.49-0.63 over two runs).
-constexpr double kPassCyclesPerElement = 0.375;
-// The runtime's transcendental rows (core/runtime/vec_math.cpp) convert to fp64 and run
-// branch-free polynomials: exp, log and tanh one expansion, erf and erfc both branches
-// (a 26-term series and a 20-step continued fraction) and two exps. Cycles per element
-// of such a pass beyond the pass itself: bench/runtime_steps_bench's element fit
-// (results/runtime_steps.md, Elements) over eight fused ops in the LLC share.
-constexpr double kFp64MathCycles = 17;
-constexpr double kErfCycles = 75;
+// runs is a loop over the other steps: TMATMULs, TLOADs and TSTOREs, vector
+// instructions, each at its price (HostPrices: tmatmul_step, instr). A cube store's row
+// copies (copy.cpp) cost a call each, priced as the AVX2 machine's row-loop call: the
+// row family measured vector row loops, not these.
+constexpr double kRowCopyCallCycles = 30;
 constexpr double kL1dBytesPerCycle = 128;   // two vector loads per cycle
 constexpr double kL2BytesPerCycle = 32;     // the core's L2 -> L1d
 // The shared last-level cache -> L1d, and (below) DRAM past a core's share of the
@@ -123,13 +100,9 @@ struct HostModel::Work {
   TimeTerms cube, cube_floor, vector, onchip, spill, pack, cold, instr;
 };
 
-HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(graph), target_(target) {
-  row_call_cycles_ = kRowCallCycles;
-  if (target.simd_bytes == 64) {  // AVX-512: 8 x 48 (core/runtime/microkernel.h)
-    pack_speedup_ = kAvx512PackSpeedup;
-    row_call_cycles_ = kAvx512RowCallCycles;
-    return;
-  }
+HostModel::HostModel(const TensorGraph& graph, const Target& target, const HostPrices& prices)
+    : graph_(graph), target_(target), prices_(prices) {
+  if (target.simd_bytes == 64) return;  // AVX-512: 8 x 48 (core/runtime/microkernel.h)
   narrow_tail_blocks_ = false;
   block_cols_ = 16;
   if (target.simd_bytes == 32) {  // AVX2: 4 x 16; else the portable 8 x 16
@@ -137,6 +110,9 @@ HostModel::HostModel(const TensorGraph& graph, const Target& target) : graph_(gr
     fma_per_cycle_ = kAvx2FmaPerCycle;
   }
 }
+
+HostModel::HostModel(const TensorGraph& graph, const Target& target)
+    : HostModel(graph, target, default_host_prices(target)) {}
 
 double HostModel::tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const {
   const int64_t lanes = std::max(1, target_.simd_bytes / 4);
@@ -150,7 +126,7 @@ double HostModel::tmatmul_fma_cycles(int64_t m, int64_t n, int64_t k) const {
     const double loads = (vectors + block_rows_) / kLoadsPerCycle;
     per_step += std::max(fma, loads);
   }
-  return static_cast<double>(ceil_div(m, block_rows_)) * per_step * static_cast<double>(k);
+  return static_cast<double>(ceil_div(m, block_rows_)) * per_step * static_cast<double>(k) / prices_.kernel_speedup;
 }
 
 int64_t HostModel::tmatmul_blocks(int64_t m, int64_t n) const {
@@ -176,16 +152,16 @@ double HostModel::stream_cycles_per_byte(int64_t working_set) const {
     cycles += missed_fraction(capacity, ws) * (1.0 / next - 1.0 / rate);
     rate = next;
   }
-  return cycles;
+  return cycles / prices_.stream_speedup;
 }
 
 double HostModel::vector_cycles_per_element(OpKind op, DType dtype) const {
   switch (op) {
     case OpKind::Exp:
     case OpKind::Log:
-    case OpKind::Tanh: return kFp64MathCycles;
+    case OpKind::Tanh: return prices_.fp64_math;
     case OpKind::Erf:
-    case OpKind::Erfc: return kErfCycles;
+    case OpKind::Erfc: return prices_.erf;
     default: return 1.0 / std::max(1, target_.vector_cost(op_kind_name(op), dtype).parallelism);
   }
 }
@@ -245,16 +221,16 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     if (!is_a && read.tensor != k.cube_b) continue;
     const double missed = missed_fraction(llc_share_bytes(), read.distinct_bytes);
     const bool in_l2 = read.distinct_bytes <= static_cast<double>(target_.l1);
-    const double rate = pack_speedup_ * (!in_l2 ? kPackPastL2BytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle);
+    const double rate = prices_.pack_speedup * (!in_l2 ? kPackPastL2BytesPerCycle : is_a ? kPackABytesPerCycle : kPackBBytesPerCycle);
     w.pack += TimeTerms::term(c, Coef::L2, read.bytes * (1.0 / rate + missed * kDramPackCyclesPerByte));
     w.pack += run_starts(c, read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k)));
   }
   const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
-  w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / kStoreBytesPerCycle);
+  w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / (kStoreBytesPerCycle * prices_.copy_speedup));
   // The store copies the C tile row by row (core/runtime/copy.cpp): one row-copy call per
   // row of nL1 floats, unless the tile spans whole rows of C and the rows merge into one.
   const int64_t n = k.iteration[r - 1];
-  if (nL1 < n) w.onchip += TimeTerms::term(c, Coef::OnChip, k.l0c_out_bytes / (4.0 * static_cast<double>(nL1)) * kRowCallCycles);
+  if (nL1 < n) w.onchip += TimeTerms::term(c, Coef::OnChip, k.l0c_out_bytes / (4.0 * static_cast<double>(nL1)) * kRowCopyCallCycles);
 }
 
 // Every vector instruction loops over the rows of its task's tile, one call per row (at
@@ -291,16 +267,16 @@ void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work&
   const double stream_per_element = ub > target_.ub ? kPassBytesPerElement * stream_cycles_per_byte(ub) : 0;
   for (const VectorWork& v : k.vector_work) {
     const double e = static_cast<double>(v.elements);
-    const double compute = kPassCyclesPerElement + vector_cycles_per_element(v.op, v.dtype);
+    const double compute = prices_.pass + vector_cycles_per_element(v.op, v.dtype);
     w.vector += TimeTerms::term(c, Coef::Vector, e * compute);
     w.spill += TimeTerms::term(c, Coef::Spill, e * std::max(0.0, stream_per_element - compute));
-    w.instr += TimeTerms::term(c, Coef::Instr, row_calls(v, k) * row_call_cycles_);
+    w.instr += TimeTerms::term(c, Coef::Instr, row_calls(v, k) * prices_.row_call);
   }
   if (!k.uses_cube) {  // row loads and stores
-    for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / kRowCopyBytesPerCycle);
+    for (const TensorRead& read : k.reads) w.pack += TimeTerms::term(c, Coef::L2, read.bytes / (kRowCopyBytesPerCycle * prices_.copy_speedup));
     w.pack += run_starts(c, row_runs(k));
     const bool out_in_l2 = k.gm_write_bytes <= static_cast<double>(target_.l1);
-    w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / (out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle));
+    w.onchip += TimeTerms::term(c, Coef::OnChip, k.gm_write_bytes / ((out_in_l2 ? kStoreBytesPerCycle : kLlcStoreBytesPerCycle) * prices_.copy_speedup));
   }
 }
 
@@ -313,11 +289,11 @@ TimeTerms HostModel::kernel_time(const KernelSummary& k, const TileConfig& confi
   vector_work(k, c, w);
   const Traffic traffic = kernel_traffic(k, config, t);
   w.cold += TimeTerms::term(c, Coef::Hbm, traffic.cold_bytes / t.gm_read_bpc);
-  // Steps (see kInstrCycles): the cube tasks' TMATMULs and GM transfers, the vector
+  // Steps (see kRowCopyCallCycles): the cube tasks' TMATMULs and GM transfers, the vector
   // tasks' instructions with their flags.
-  const double cube_steps = static_cast<double>(k.tmatmuls) * kTmatmulStepCycles +
-                            static_cast<double>(k.aic_gm_loads + k.aic_gm_stores) * kInstrCycles;
-  const double vector_steps = static_cast<double>(k.instructions - k.aic_instructions) * kInstrCycles;
+  const double cube_steps = static_cast<double>(k.tmatmuls) * prices_.tmatmul_step +
+                            static_cast<double>(k.aic_gm_loads + k.aic_gm_stores) * prices_.instr;
+  const double vector_steps = static_cast<double>(k.instructions - k.aic_instructions) * prices_.instr;
   w.instr += TimeTerms::term(c, Coef::Instr, cube_steps + vector_steps);
 
   const int64_t threads = std::max<int64_t>(1, t.aic_cores);

@@ -6,8 +6,10 @@
 // latency per TLOAD and prices Cube work per fractal; on the CPU none of that holds: a
 // thread packs, multiplies and stores in turn, prefetchers hide the latencies, and what
 // matters is how the tiles fit the micro-kernel and the caches. Measured against the
-// runtime, the NPU formula ranked host configs backwards (issue 13). The terms, per
-// kernel (cycles, each `coefficient × amount` as everywhere in the model):
+// runtime, the NPU formula ranked host configs backwards (issue 13). The prices of the
+// runtime's FMAs, steps, elements and row calls are the machine's (HostPrices: measured
+// by `pto-tune calibrate`, else its ISA's reference machine's). The terms, per kernel
+// (cycles, each `coefficient × amount` as everywhere in the model):
 //
 //   Cube tasks (summed over the kernel's tasks; core/runtime/microkernel.h):
 //     cube    FMA cycles of the register blocks (rows x 48 columns on AVX-512): each
@@ -58,6 +60,7 @@
 #include "core/tile_config.h"
 #include "cost_model/coefficients.h"
 #include "cost_model/estimate.h"
+#include "cost_model/host_prices.h"
 #include "cost_model/time_terms.h"
 
 namespace pto {
@@ -67,8 +70,11 @@ bool is_host_target(const Target& target);
 
 class HostModel {
  public:
-  HostModel(const TensorGraph& graph, const Target& target);  // both kept by reference
-  // ... so a temporary would dangle (an ASan run caught a test doing that).
+  // Graph and target are kept by reference, so a temporary would dangle (an ASan run
+  // caught a test doing that). Prices: the machine's measured ones, else its ISA's
+  // reference machine's (default_host_prices).
+  HostModel(const TensorGraph& graph, const Target& target, const HostPrices& prices);
+  HostModel(const TensorGraph& graph, const Target& target);
   HostModel(const TensorGraph& graph, Target&& target) = delete;
   HostModel(TensorGraph&& graph, const Target& target) = delete;
 
@@ -99,11 +105,10 @@ class HostModel {
   const TensorGraph& graph_;
 
   const Target& target_;
+  HostPrices prices_;
   int block_rows_ = 8, block_cols_ = 48;  // the micro-kernel's register tile
   bool narrow_tail_blocks_ = true;        // AVX-512: the last column block runs only its vectors
   double fma_per_cycle_ = 2;              // the micro-kernel's FMAs per cycle: two pipes, nominal
-  double pack_speedup_ = 1;               // packing's rates against the AVX2 machine's
-  double row_call_cycles_ = 0;            // a vector row loop's call (the constructor sets it)
 };
 
 }  // namespace pto

@@ -12,7 +12,7 @@ namespace {
 // One workload, built and sampled, ready to measure.
 struct Plan {
   Workload workload;
-  std::unique_ptr<CostModel> model;  // the fit's start: the datasheet coefficients
+  std::unique_ptr<CostModel> model;  // the fit's start: the datasheet coefficients at the job's prices
   uint64_t space_size = 0;
   SpaceTally tally;
   std::vector<TileConfig> configs;
@@ -57,6 +57,8 @@ CalibrationJobResult run_calibration(const std::vector<Workload>& workloads, con
                 std::to_string(kNumCoefs) + " coefficients; ask for at least " +
                 std::to_string(min_calibration_samples()) + " in all (--samples per workload)");
   }
+  if (options.probe_host && target.kind != TargetKind::Cpu)
+    usage_error("calibrate: only a host's prices can be probed, and " + target.name + " is not a host");
   std::vector<Plan> plans;
   size_t planned = 0;
   for (const Workload& w : workloads) {
@@ -65,6 +67,19 @@ CalibrationJobResult run_calibration(const std::vector<Workload>& workloads, con
   }
 
   CalibrationJobResult result;
+  std::optional<HostPrices> prices = options.host_prices;
+  if (options.probe_host) {
+    HostProbeOptions probe;
+    probe.progress = options.probe_progress;
+    result.probe = search::probe_host(target, probe);
+    prices = result.probe->prices;
+  }
+  for (Plan& plan : plans) {
+    Coefficients start = plan.model->coefficients();
+    start.host_prices = prices;
+    plan.model->set_coefficients(start);
+  }
+
   size_t done = 0;
   for (const Plan& plan : plans) result.workloads.push_back(measure_plan(plan, runner, done, planned, options));
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/target.h"
@@ -19,6 +20,7 @@
 #include "core/workload.h"
 #include "cost_model/calibrate.h"
 #include "measure/runner.h"
+#include "search/host_probe.h"
 #include "search/space_generator.h"
 
 namespace pto::search {
@@ -26,6 +28,12 @@ namespace pto::search {
 struct CalibrationJobOptions {
   size_t samples = 32;  // feasible configs measured per workload
   uint64_t seed = 1;    // of the sample of each space
+  // A host's prices of the runtime's steps to fit the coefficients over; none: its ISA's
+  // reference machine's. `probe_host` measures this machine's instead (search/host_probe.h,
+  // a few seconds, after every workload is checked and before the first is measured).
+  std::optional<HostPrices> host_prices;
+  bool probe_host = false;
+  std::function<void(size_t done, size_t planned)> probe_progress;
   // Called as each measurement arrives: (measured so far, planned in all).
   std::function<void(size_t done, size_t planned)> progress;
 };
@@ -44,6 +52,7 @@ struct WorkloadSamples {
 };
 
 struct CalibrationJobResult {
+  std::optional<HostProbeResult> probe;  // when asked for: what it measured
   std::vector<WorkloadSamples> workloads;
   CalibrationReport report;  // report.after: the fit, with its provenance
 };
@@ -52,8 +61,9 @@ struct CalibrationJobResult {
 // that a fit of all of them is determined.
 size_t min_calibration_samples();
 
-// Usage Error, before measuring, for no workloads, a workload that does not build, or
-// fewer samples in all than min_calibration_samples(); Internal Error when too few
+// Usage Error, before measuring, for no workloads, a workload that does not build,
+// fewer samples in all than min_calibration_samples(), or a probe of a target that is
+// not a host; Internal Error when too few
 // measurements succeed to determine the fit.
 CalibrationJobResult run_calibration(const std::vector<Workload>& workloads, const Target& target,
                                      measure::Runner& runner, const CalibrationJobOptions& options);

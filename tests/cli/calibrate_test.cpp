@@ -15,6 +15,7 @@
 
 #include "core/target.h"
 #include "cost_model/calibration_store.h"
+#include "cost_model/host_prices.h"
 #include "measure/runner.h"
 #include "tests/cli/cli_driver.h"
 #include "tests/temp_dir.h"
@@ -61,6 +62,36 @@ TEST(Calibrate, SavesAFitNoWorseThanBeforeThatExplainUses) {
 
   EXPECT_NE(explain_provenance("--calibration " + dir.path().string()).find("calibrated on " + std::to_string(used)),
             std::string::npos);
+}
+
+TEST(Calibrate, AHostCalibrationProbesThisMachinesPricesAndSavesThemWithTheFit) {
+  const TempDir dir("pto_calibrate_probe");
+  const std::string host_matmul = "calibrate --op matmul --shapes 64,64,64 --target host --samples 11 --out " + dir.str();
+  const json probed = run_json(host_matmul + " --json");
+  EXPECT_TRUE(probed["host_prices_probed"].get<bool>());
+  EXPECT_EQ(probed["host_prices"]["source"], "probed on this machine");
+  EXPECT_EQ(probed["host_prices_reference"], default_host_prices(load_target("host")).to_json());
+  const Coefficients saved = Coefficients::load(probed["path"].get<std::string>());
+  ASSERT_TRUE(saved.host_prices.has_value());
+  EXPECT_EQ(saved.host_prices->to_json(), probed["host_prices"]);
+
+  // --no-probe fits over the saved calibration's prices: the same figures, not the
+  // reference machine's.
+  const json again = run_json(host_matmul + " --json --no-probe --replace --seed 2");
+  EXPECT_FALSE(again["host_prices_probed"].get<bool>());
+  EXPECT_EQ(again["host_prices"], probed["host_prices"]);
+  EXPECT_TRUE(again["host_prices_kept"].empty());
+
+  // The text report shows each price against the reference machine's.
+  const Result text = pto_tune(host_matmul + " --no-probe --replace");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* shown : {"host prices, in cycles of the", "probed on this machine", "REFERENCE MACHINE", "erf", "tmatmul_step"})
+    EXPECT_NE(text.out.find(shown), std::string::npos) << shown << "\n" << text.out;
+
+  // An NPU calibration has no host prices to show.
+  const json npu = run_json(kSmallMatmul + "--samples 12 --json --out " + dir.str());
+  EXPECT_FALSE(npu.contains("host_prices"));
+  EXPECT_FALSE(Coefficients::load(npu["path"].get<std::string>()).host_prices.has_value());
 }
 
 TEST(Calibrate, TextReportShowsTheErrorBeforeAndAfterAndTheCoefficients) {

@@ -11,19 +11,13 @@
 
 #include "core/error.h"
 #include "core/target.h"
+#include "tests/error_of.h"
 #include "tests/temp_dir.h"
 
 namespace pto {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return std::string(to_string(e.category())) + ": " + e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(Coefficients, DefaultsComeFromTheTarget) {
   Target t = load_target("ascend910b1");

@@ -1,6 +1,7 @@
-// The calibration job: every workload is checked before the first measurement, too few
-// samples are refused before measuring and too few successes after, progress counts
-// every measurement, and a fit on simulated samples is no worse than the start.
+// The calibration job: every workload is checked before the first measurement (and
+// before a host's probe), too few samples are refused before measuring and too few
+// successes after, progress counts every measurement, and a fit on simulated samples
+// is no worse than the start.
 #include "search/calibration_job.h"
 
 #include <gtest/gtest.h>
@@ -95,6 +96,26 @@ TEST(CalibrationJob, TooFewSamplesAreRefusedBeforeMeasuring) {
   }
   EXPECT_EQ(runner.measured, 0u);
   EXPECT_THROW(run_calibration({}, npu(), runner, {}), Error);
+}
+
+TEST(CalibrationJob, TheHostProbeRunsOnlyForAHostAndOnlyOnceTheRequestIsGood) {
+  // The probe takes seconds: a request that is refused anyway must not pay for it.
+  CountingRunner runner;
+  size_t probed = 0;
+  CalibrationJobOptions options;
+  options.probe_host = true;
+  options.probe_progress = [&](size_t, size_t) { ++probed; };
+  const Target host = load_target("host");
+  const Workload host_matmul = Workload::parse_key("matmul|64,64,64|fp32");
+  Workload bad = host_matmul;
+  bad.shape = {64, 64};
+  options.samples = 12;
+  EXPECT_THROW(run_calibration({matmul(128, 64, 256)}, npu(), runner, options), Error);  // not a host
+  EXPECT_THROW(run_calibration({host_matmul, bad}, host, runner, options), Error);
+  options.samples = 1;
+  EXPECT_THROW(run_calibration({host_matmul}, host, runner, options), Error);
+  EXPECT_EQ(probed, 0u);
+  EXPECT_EQ(runner.measured, 0u);
 }
 
 TEST(CalibrationJob, TooFewSuccessfulMeasurementsAreNotAFit) {
