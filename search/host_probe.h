@@ -10,19 +10,21 @@
 // same families (and more) under Google Benchmark, for the published figures.
 //
 // A family holds the amounts the model charges for each run fixed but one or two, so
-// the fit separates them:
-//   kernel  the micro-kernel alone on packed panels in L1d, 9 shapes: FMA time against
-//           the model's at the reference rate, and a register block's price;
+// the fit separates them. Each price comes from the family that isolates it; the
+// speed-ups compare a fit with the reference machine's (HostPrices says which):
+//   kernel  the micro-kernel alone on packed panels in L1d, 9 shapes: its time against
+//           the model's at the reference rates (kernel_speedup), and a register block;
 //   cube    32 tasks of [64 x 64] x [64 x 48], split into 4 to 48 TMATMULs a task:
 //           a TMATMUL step;
 //   vector  add and softmax [512 x 64] in tiles of 1 to 64 whole rows: a task's
 //           instruction;
 //   element 8 fused ops on [128 | 256 x 1024]: a pass's element, an exp / log / tanh
-//           row's and an erf / erfc row's beyond it, a loaded and a stored byte;
+//           row's and an erf / erfc row's beyond it, a loaded byte (copy_speedup) and a
+//           stored one;
 //   row     add, gelu and softmax in tiles of 4096 elements, 16 to 1024 wide: a row
 //           loop's call and a run start;
 //   pack    TLOAD's packing of a 256 KiB and a 1 MiB operand into A and B panels,
-//           runs of 32 to 512 floats: a byte and a run;
+//           runs of 32 to 512 floats: a byte (pack_speedup) and a run;
 //   stream  rmsnorm [2048 x 1024] in whole-row tiles of 16 to 2048 rows, a UB footprint
 //           from 200 KiB to 24 MiB: how fast a pass streams from L2, the LLC and DRAM
 //           (no linear fit: the model, priced at the rest, is matched to its shape).
@@ -89,10 +91,20 @@ struct HostProbeResult {
   std::vector<std::string> kept;  // prices left at the default, each with why
 };
 
-// Times every family on this machine (one thread), fits it, and derives the prices,
-// starting from default_host_prices(target): a price whose fit is unusable (not
-// positive where it divides) keeps its default, named in `kept`. Usage Error for a
-// target that is not a host, or options out of range.
+// The families probe_host() times (see above), the stream family last.
+std::vector<ProbeFamily> probe_families(const Target& target);
+
+// The prices the families' times `ns` (ns per iteration, by case name) give, starting
+// from default_host_prices(target): each family is fitted and each price derived from
+// the family that isolates it; a price whose family was not timed, or whose fit is
+// unusable (not positive where the model divides by it), keeps its default and is
+// named in `kept` with why.
+HostProbeResult derive_host_prices(const Target& target, const std::vector<ProbeFamily>& families,
+                                   const std::map<std::string, double>& ns);
+
+// Times every family on this machine (one thread) and derives the prices from them.
+// Usage Error, before any timing, for a target that is not a host or options out of
+// range.
 HostProbeResult probe_host(const Target& target, const HostProbeOptions& options = {});
 
 }  // namespace pto::search
