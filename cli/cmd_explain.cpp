@@ -47,8 +47,8 @@ Coefficients coefficients_for(const po::variables_map& vm, const Target& target,
       vm.count("backend") ? vm["backend"].as<std::string>() : measure::default_backend(target);
   if (!dir.empty()) {
     if (auto fitted = load_calibrated(dir, target, backend)) {
-      provenance = "calibrated on " + std::to_string(fitted->samples) + " " + backend +
-                   " measurements";
+      provenance = "calibrated on " + std::to_string(fitted->samples) + " " + backend + " measurements";
+      if (fitted->host_prices) provenance += ", at prices " + fitted->host_prices->source;
       return *fitted;
     }
   }

@@ -75,6 +75,11 @@ TEST(Calibrate, AHostCalibrationProbesThisMachinesPricesAndSavesThemWithTheFit) 
   ASSERT_TRUE(saved.host_prices.has_value());
   EXPECT_EQ(saved.host_prices->to_json(), probed["host_prices"]);
 
+  // explain predicts at them, and says so.
+  const json explained = run_json("explain --op matmul --shapes 64,64,64 --target host --json --calibration " + dir.str());
+  EXPECT_NE(explained["coefficients"].get<std::string>().find("at prices probed on this machine"), std::string::npos)
+      << explained["coefficients"];
+
   // --no-probe fits over the saved calibration's prices: the same figures, not the
   // reference machine's.
   const json again = run_json(host_matmul + " --json --no-probe --replace --seed 2");
