@@ -106,7 +106,7 @@ TEST(DbCli, TheDatabaseComesFromTheEnvironmentWithoutDb) {
 TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
   const testing::TempDir dir("cli_bad");
   const std::string notes = dir.write("notes.db", "my notes\n");
-  for (const std::string& command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
+  for (const std::string command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
                                      "lookup --op matmul --shapes 64,64,64 --db "}) {
     expect_usage_error(command + quoted(notes), {"notes.db", "not a SQLite database"});
   }

@@ -65,9 +65,9 @@ TEST(CalibrationStore, NamesNeverLeaveTheFolder) {
   const TempDir temp("store_escape");
   const fs::path dir = temp.path() / "a" / "calibration";
   Target t = load_target("ascend910b1");
-  for (const std::string& name : {"../../escaped", "/etc/passwd", "..", "a b/c", ""}) {
+  for (const std::string name : {"../../escaped", "/etc/passwd", "..", "a b/c", ""}) {
     t.name = name;
-    for (const std::string& backend : {"sim", "../x", "/"}) {
+    for (const std::string backend : {"sim", "../x", "/"}) {
       const fs::path path = calibration_path(dir.string(), t, backend);
       EXPECT_EQ(path.parent_path(), dir) << name << " " << backend;
       EXPECT_EQ(path.filename().string().find('/'), std::string::npos);

@@ -79,7 +79,9 @@ TEST(TuningDb, BestAndTopKAgreeWithBruteForce) {
       const std::optional<TuningRecord> best = db->best(key);
       const auto want = testing::brute_force_top_k(all, key, 1);
       EXPECT_EQ(best.has_value(), !want.empty());
-      if (best) EXPECT_TRUE(best->usable());
+      if (best) {
+        EXPECT_TRUE(best->usable());
+      }
     }
   }
 }
@@ -403,7 +405,9 @@ TEST(TuningDb, MergeKeepsTheBestPerKeyIdempotentAndInAnyOrder) {
     const auto want = testing::brute_force_top_k(all, key, 1);
     const auto got = out1->best(key);
     ASSERT_EQ(got.has_value(), !want.empty()) << key.workload;
-    if (got) EXPECT_EQ(got->time_ns(), want[0].time_ns());
+    if (got) {
+      EXPECT_EQ(got->time_ns(), want[0].time_ns());
+    }
   }
 }
 

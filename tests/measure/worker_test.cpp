@@ -33,10 +33,10 @@ RunnerOptions random_options(std::mt19937& rng) {
 
 TEST(WorkerRequest, RoundTripsThroughJson) {
   std::mt19937 rng(3);
+  auto size = [&rng] { return static_cast<int64_t>(1 + rng() % 300); };
   for (int trial = 0; trial < 20; ++trial) {
     Workload w{trial % 2 ? "matmul" : "softmax",
-               trial % 2 ? Shape{1 + rng() % 300, 1 + rng() % 300, 1 + rng() % 300}
-                         : Shape{1 + rng() % 300, 1 + rng() % 300},
+               trial % 2 ? Shape{size(), size(), size()} : Shape{size(), size()},
                trial % 3 ? DType::F16 : DType::F32,
                {}};
     CpuJob job;
