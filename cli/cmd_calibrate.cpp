@@ -75,6 +75,10 @@ json coefficient_values(const Coefficients& c) {
   return j;
 }
 
+// Past this disagreement between a probe's rounds, the prices are the machine's load as
+// much as its own.
+constexpr double kBusyProbeSpread = 0.2;
+
 // With --no-probe, a host calibration fits over the prices of the saved calibration,
 // else its ISA's reference machine's.
 std::optional<HostPrices> saved_prices(const Target& target, const std::string& backend, const std::string& dir) {
@@ -93,8 +97,12 @@ void print_prices(const Target& target, const search::CalibrationJobResult& resu
     if (value.is_number())
       rows.push_back({name, format_number("%.3g", reference_json.at(name).get<double>()), format_number("%.3g", value.get<double>())});
   print_table(std::cout, {"price", "reference machine", "used"}, rows);
-  if (result.probe)
-    for (const std::string& kept : result.probe->kept) std::cout << "kept the reference price of " << kept << "\n";
+  if (!result.probe) return;
+  for (const std::string& kept : result.probe->kept) std::cout << "kept the reference price of " << kept << "\n";
+  const double spread = result.probe->round_spread;
+  std::cout << "the probe's rounds agreed within " << format_number("%.0f %%", 100 * spread)
+            << " (median over its runs)"
+            << (spread > kBusyProbeSpread ? ": this machine was busy; calibrate again when it is idle" : "") << "\n";
 }
 
 void report_skipped(const search::CalibrationJobResult& result) {
@@ -169,6 +177,7 @@ json to_json(const search::CalibrationJobResult& result, const Target& target, c
     j["host_prices_reference"] = reference.to_json();
     j["host_prices_probed"] = result.probe.has_value();
     j["host_prices_kept"] = result.probe ? result.probe->kept : std::vector<std::string>{};
+    if (result.probe) j["host_probe_round_spread"] = result.probe->round_spread;
   }
   return j;
 }

@@ -143,7 +143,12 @@ std::function<std::function<void()>()> pack_sweep(bool is_a, int64_t bytes, int6
 
 // Each case's ns per iteration: every round times every case once, so a slow spell of
 // the machine falls on all cases alike, and a case keeps its fastest round's median.
-std::map<std::string, double> time_cases(const std::vector<ProbeFamily>& families, const HostProbeOptions& options) {
+struct CaseTimes {
+  std::map<std::string, double> ns;
+  double round_spread = 0;  // HostProbeResult::round_spread
+};
+
+CaseTimes time_cases(const std::vector<ProbeFamily>& families, const HostProbeOptions& options) {
   std::vector<std::pair<const ProbeCase*, std::function<void()>>> runs;
   for (const ProbeFamily& f : families)
     for (const ProbeCase& c : f.cases) runs.emplace_back(&c, c.prepare());
@@ -151,16 +156,22 @@ std::map<std::string, double> time_cases(const std::vector<ProbeFamily>& familie
   policy.min_time_ms = options.min_time_ms;
   policy.min_repetitions = options.min_repetitions;
   policy.cpu_time = true;
-  std::map<std::string, double> ns;
+  std::vector<std::vector<double>> rounds(runs.size());  // per case, each round's median
   size_t done = 0;
   for (int round = 0; round < options.rounds; ++round)
-    for (const auto& [c, run] : runs) {
-      const double median = measure::percentile(measure::time_runs(run, policy), 0.5);
-      const auto [it, first] = ns.emplace(c->name, median);
-      if (!first) it->second = std::min(it->second, median);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      rounds[i].push_back(measure::percentile(measure::time_runs(runs[i].second, policy), 0.5));
       if (options.progress) options.progress(++done, runs.size() * static_cast<size_t>(options.rounds));
     }
-  return ns;
+  CaseTimes out;
+  std::vector<double> spreads;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto [fastest, slowest] = std::minmax_element(rounds[i].begin(), rounds[i].end());
+    out.ns[runs[i].first->name] = *fastest;
+    if (*fastest > 0) spreads.push_back((*slowest - *fastest) / *fastest);
+  }
+  if (!spreads.empty()) out.round_spread = measure::percentile(spreads, 0.5);
+  return out;
 }
 
 // Derives the prices from the families' fits (cycles), each from the family that
@@ -437,7 +448,10 @@ HostProbeResult probe_host(const Target& target, const HostProbeOptions& options
   if (!(options.min_time_ms >= 0))
     usage_error("host probe: minimum time must be >= 0 ms, got " + std::to_string(options.min_time_ms));
   const std::vector<ProbeFamily> families = probe_families(target);
-  return derive_host_prices(target, families, time_cases(families, options));
+  const CaseTimes times = time_cases(families, options);
+  HostProbeResult result = derive_host_prices(target, families, times.ns);
+  result.round_spread = times.round_spread;
+  return result;
 }
 
 }  // namespace pto::search

@@ -89,6 +89,10 @@ struct HostProbeResult {
   HostPrices prices;
   std::vector<ProbeFit> fits;
   std::vector<std::string> kept;  // prices left at the default, each with why
+  // How far a case's slowest round ran past its fastest, the median over the cases: how
+  // busy the machine was (0.03 on the idle Zen 5 VM; a probe is worth repeating when the
+  // rounds disagree by more than a few tenths). 0 with one round.
+  double round_spread = 0;
 };
 
 // The families probe_host() times (see above), the stream family last.

@@ -71,6 +71,7 @@ TEST(Calibrate, AHostCalibrationProbesThisMachinesPricesAndSavesThemWithTheFit) 
   EXPECT_TRUE(probed["host_prices_probed"].get<bool>());
   EXPECT_EQ(probed["host_prices"]["source"], "probed on this machine");
   EXPECT_EQ(probed["host_prices_reference"], default_host_prices(load_target("host")).to_json());
+  EXPECT_GE(probed["host_probe_round_spread"].get<double>(), 0);
   const Coefficients saved = Coefficients::load(probed["path"].get<std::string>());
   ASSERT_TRUE(saved.host_prices.has_value());
   EXPECT_EQ(saved.host_prices->to_json(), probed["host_prices"]);
@@ -86,12 +87,18 @@ TEST(Calibrate, AHostCalibrationProbesThisMachinesPricesAndSavesThemWithTheFit) 
   EXPECT_FALSE(again["host_prices_probed"].get<bool>());
   EXPECT_EQ(again["host_prices"], probed["host_prices"]);
   EXPECT_TRUE(again["host_prices_kept"].empty());
+  EXPECT_FALSE(again.contains("host_probe_round_spread"));
 
-  // The text report shows each price against the reference machine's.
+  // The text report shows each price against the reference machine's, and how well
+  // the probe's rounds agreed when it probed.
   const Result text = pto_tune(host_matmul + " --no-probe --replace");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   for (const char* shown : {"host prices, in cycles of the", "probed on this machine", "REFERENCE MACHINE", "erf", "tmatmul_step"})
     EXPECT_NE(text.out.find(shown), std::string::npos) << shown << "\n" << text.out;
+  EXPECT_EQ(text.out.find("the probe's rounds agreed"), std::string::npos) << text.out;
+  const Result probing = pto_tune(host_matmul + " --replace");
+  ASSERT_EQ(probing.exit_code, 0) << probing.err;
+  EXPECT_NE(probing.out.find("the probe's rounds agreed within"), std::string::npos) << probing.out;
 
   // An NPU calibration has no host prices to show.
   const json npu = run_json(kSmallMatmul + "--samples 12 --json --out " + dir.str());
