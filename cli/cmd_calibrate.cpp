@@ -4,11 +4,11 @@
 //
 // The work is search/calibration_job.h (sample each workload's space, measure through
 // the backend's Runner, fit); this file parses, shows progress and prints. On a host
-// target it first measures the machine's own prices of the runtime's steps
+// target the job first measures the machine's own prices of the runtime's steps
 // (search/host_probe.h, a few seconds), so that the coefficients are fitted over them
-// and saved with them. Candidates
-// that fail to measure are skipped, and each one is named on stderr. It prints the fit
-// error before and after and every coefficient, old -> new. The fit is saved through
+// and saved with them. Candidates that fail to measure are skipped, and each one is
+// named on stderr. It prints the fit error before and after and every coefficient,
+// old -> new (and on a host, every price against the reference machine's). The fit is saved through
 // cost_model/calibration_store.h, which keeps a saved fit made on more samples unless
 // --replace is given, and says so.
 #include <algorithm>

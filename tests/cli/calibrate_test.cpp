@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -99,6 +101,16 @@ TEST(Calibrate, AHostCalibrationProbesThisMachinesPricesAndSavesThemWithTheFit) 
   const Result probing = pto_tune(host_matmul + " --replace");
   ASSERT_EQ(probing.exit_code, 0) << probing.err;
   EXPECT_NE(probing.out.find("the probe's rounds agreed within"), std::string::npos) << probing.out;
+
+  // --no-probe over a saved calibration that does not parse: an error naming the file,
+  // which stays as it was.
+  const std::string path = probed["path"].get<std::string>();
+  { std::ofstream(path) << "{not json"; }
+  const Result corrupt = pto_tune(host_matmul + " --no-probe --replace");
+  EXPECT_NE(corrupt.exit_code, 0);
+  EXPECT_NE(corrupt.err.find(path), std::string::npos) << corrupt.err;
+  std::ifstream kept(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "{not json");
 
   // An NPU calibration has no host prices to show.
   const json npu = run_json(kSmallMatmul + "--samples 12 --json --out " + dir.str());
