@@ -111,8 +111,12 @@ std::map<std::string, double> element_amounts(const KernelSummary& k) {
 
 constexpr int64_t kPackCols = 512, kPackWindowRows = 64;
 
-// The stream family's tiles: rows of [2048 x 1024], a UB footprint from 200 KiB to 24 MiB.
+// The stream family: rmsnorm over [2048 x 1024] in tiles of whole rows, a UB footprint
+// from 200 KiB to 24 MiB. Timed by the family and priced again by the derivation.
 constexpr int64_t kStreamRows[] = {16, 64, 128, 256, 512, 1024, 2048};
+constexpr int64_t kStreamCols = 1024;
+
+Workload stream_workload() { return {"rmsnorm", {2048, kStreamCols}, DType::F32, {}}; }
 // The stream speed-ups tried: a log grid from 1/4 to 16 times the reference machine's.
 constexpr double kMinStreamSpeedup = 0.25, kMaxStreamSpeedup = 16;
 constexpr int kStreamSpeedupSteps = 48;
@@ -204,7 +208,7 @@ class PriceDerivation {
   void derive_stream_speedup(const ProbeFamily& stream, const std::map<std::string, double>& ns) {
     Target one_core = target_;  // the probe runs one thread
     one_core.aic_cores = one_core.aiv_cores = 1;
-    const TensorGraph g = build_graph(Workload{"rmsnorm", {2048, 1024}, DType::F32, {}});
+    const TensorGraph g = build_graph(stream_workload());
     double best = NAN, best_variance = INFINITY;
     for (int step = 0; step <= kStreamSpeedupSteps; ++step) {
       const double speedup =
@@ -217,7 +221,7 @@ class PriceDerivation {
       for (const ProbeCase& sc : stream.cases) {
         const auto measured = ns.find(sc.name);
         const double predicted = model.predict_ns(
-            TileConfig::parse(vec_config(static_cast<int64_t>(sc.amounts.at("rows")), 1024)));
+            TileConfig::parse(vec_config(static_cast<int64_t>(sc.amounts.at("rows")), kStreamCols)));
         if (measured != ns.end() && measured->second > 0 && predicted > 0 && std::isfinite(predicted))
           log_ratios.push_back(std::log(measured->second / predicted));
       }
@@ -359,15 +363,15 @@ ProbeFamily row_family(const Target& target) {
 
 ProbeFamily stream_family(const Target& target) {
   ProbeFamily f{"stream", {}, {}};
-  const Workload w{"rmsnorm", {2048, 1024}, DType::F32, {}};
+  const Workload w = stream_workload();
   const TensorGraph g = build_graph(w);
   for (int64_t rows : kStreamRows) {
-    const std::string config = vec_config(rows, 1024);
+    const std::string config = vec_config(rows, kStreamCols);
     const KernelSummary k = kernels(g, config, target).at(0);
     f.cases.push_back({"stream/" + config,
                        {{"rows", static_cast<double>(rows)},
                         {"ub_kib", static_cast<double>(k.footprint.at(MemLevel::UB)) / 1024},
-                        {"elements", 2048.0 * 1024}},
+                        {"elements", static_cast<double>(num_elements(w.shape))}},
                        compiled(w, config, target)});
   }
   return f;
