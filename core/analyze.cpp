@@ -7,13 +7,18 @@
 // last one; for an epilogue the sub-tiles of full and tail Cube tiles), and every
 // count is a per-class formula times the class size. The formulas mirror
 // codegen_cube.cpp and codegen_vector.cpp instruction by instruction; the agreement
-// test (tests/core/analyze_test.cpp) holds them to it.
+// test (tests/core/analyze_test.cpp) holds them to it. Kernels whose tasks loop inside
+// (split reductions) are counted from their own codegen instead: it emits the few
+// chunks that differ and one of each class of identical chunks, and the counter
+// tallies those instructions times the class size.
 #include "core/analyze.h"
 
 #include <algorithm>
 #include <cmath>
 #include <mutex>
 
+#include "core/passes/codegen_stream.h"
+#include "core/passes/codegen_vector.h"
 #include "core/passes/fusion_partition.h"
 #include "core/passes/resolve_config.h"
 #include "core/passes/tile_expansion.h"
@@ -112,6 +117,34 @@ class KernelCounter {
     for (const passes::VecStep& s : body.steps) vector_step(body, s, ext, count);
   }
 
+  // `count` times the instructions of `b` from `from` on, run by tasks whose GM binding
+  // slot i is tensor slot_tensor[i].
+  void instructions(const BlockProgram& b, size_t from, const std::vector<int>& slot_tensor, int64_t count) {
+    const auto c = static_cast<double>(count);
+    for (size_t i = from; i < b.instrs.size(); ++i) {
+      const Instr& in = b.instrs[i];
+      out_.instructions += count;
+      switch (in.op) {
+        case Opcode::TLOAD: {
+          const double bytes = c * static_cast<double>(operand_bytes(b, in.dst));
+          out_.aiv_gm_loads += count;
+          out_.gm_read_bytes += bytes;
+          add_read(slot_tensor[in.src[0].id], bytes);
+          break;
+        }
+        case Opcode::TSTORE:
+          out_.aiv_gm_stores += count;
+          out_.gm_write_bytes +=
+              c * static_cast<double>(num_elements(in.src[0].extent) * dtype_size(tensor_dtype(slot_tensor[in.dst.id])));
+          break;
+        case Opcode::TVEC:
+        case Opcode::TREDUCE:
+        case Opcode::TFILL: vector_instr(b, in, count); break;
+        default: break;
+      }
+    }
+  }
+
   // `count` Cube tasks of an [m, n] tile over a K range of k.
   void cube_tasks(const CubeSpec& s, const CubeTiling& ct, int64_t m, int64_t n, int64_t k, int64_t count) {
     const int64_t nb = nbuffer_;
@@ -159,6 +192,42 @@ class KernelCounter {
     return spanned_elements(a.mask, ext) * dtype_size(body.values[a.value].dtype);
   }
 
+  static int64_t operand_bytes(const BlockProgram& b, const Operand& o) {
+    return num_elements(o.extent) * dtype_size(b.buffers[o.id].dtype);
+  }
+  DType tensor_dtype(int tensor) const { return (*tensors_)[tensor].dtype; }
+
+  // The widest UB operand sets the repeats and the dtype, as for a body step.
+  void vector_instr(const BlockProgram& b, const Instr& in, int64_t count) {
+    int64_t bytes = 0, elems = 0;
+    DType dtype = DType::F32;
+    auto consider = [&](const Operand& o) {
+      if (o.level != MemLevel::UB) return;
+      const int64_t by = operand_bytes(b, o);
+      if (by <= bytes) return;
+      bytes = by;
+      elems = num_elements(o.extent);
+      dtype = b.buffers[o.id].dtype;
+    };
+    consider(in.dst);
+    for (const Operand& o : in.src) consider(o);
+    add_vector_work(in.vop, in.op == Opcode::TREDUCE, dtype, count, count * ceil_div(bytes, kVectorRepeatBytes),
+                    count * elems);
+  }
+
+  void add_vector_work(OpKind op, bool reduce, DType dtype, int64_t instrs, int64_t repeats, int64_t elements) {
+    VectorWork* w = nullptr;
+    for (VectorWork& x : out_.vector_work)
+      if (x.op == op && x.reduce == reduce && x.dtype == dtype) w = &x;
+    if (!w) {
+      out_.vector_work.push_back({op, reduce, dtype, 0, 0, 0});
+      w = &out_.vector_work.back();
+    }
+    w->instrs += instrs;
+    w->repeats += repeats;
+    w->elements += elements;
+  }
+
   // The widest UB operand sets the repeats and the dtype (as the simulator times it).
   void vector_step(const VectorBody& body, const passes::VecStep& s, const Shape& ext, int64_t count) {
     int64_t bytes = 0, elems = 0;
@@ -173,31 +242,46 @@ class KernelCounter {
     };
     consider(s.dst);
     for (int v : s.src) consider(v);
-    const bool reduce = s.op == Opcode::TREDUCE;
-    VectorWork* w = nullptr;
-    for (VectorWork& x : out_.vector_work)
-      if (x.op == s.vop && x.reduce == reduce && x.dtype == dtype) w = &x;
-    if (!w) {
-      out_.vector_work.push_back({s.vop, reduce, dtype, 0, 0, 0});
-      w = &out_.vector_work.back();
-    }
-    w->instrs += count;
-    w->repeats += count * ceil_div(bytes, kVectorRepeatBytes);
-    w->elements += count * elems;
+    add_vector_work(s.vop, s.op == Opcode::TREDUCE, dtype, count, count * ceil_div(bytes, kVectorRepeatBytes),
+                    count * elems);
   }
 
   const Target& t_;
   int nbuffer_;
   KernelSummary& out_;
+  const std::vector<GmTensor>* tensors_ = nullptr;
+
+ public:
+  void set_tensors(const std::vector<GmTensor>& tensors) { tensors_ = &tensors; }
 };
 
-void fill_footprint(const TiledKernel& k, KernelSummary& out) {
+// Whether a streamed kernel's chunk `slot` of input `value` is ever loaded: chunk c of
+// pass p loads into slot (p * chunks + c) % n, in the passes that read the input.
+bool stream_slot_used(const passes::VecTiling& v, const VectorBody& body, int value, int slot, int nbuffer) {
+  const passes::StreamPlan& plan = *v.stream;
+  for (size_t p = 0; p < plan.passes.size(); ++p) {
+    bool loads = false;
+    for (int l : plan.passes[p].loads) loads = loads || body.loads[l].value == value;
+    if (!loads) continue;
+    for (int64_t c = 0; c < std::min<int64_t>(v.chunks.count, nbuffer); ++c)
+      if ((static_cast<int64_t>(p) * v.chunks.count + c) % nbuffer == slot) return true;
+  }
+  return false;
+}
+
+void fill_footprint(const TiledKernel& k, int nbuffer, KernelSummary& out) {
   for (int l = 0; l < passes::kNumLevels; ++l)
     if (k.footprint[l] > 0) out.footprint[static_cast<MemLevel>(l)] = k.footprint[l];
-  std::vector<std::pair<int64_t, int64_t>> first_slots;  // all that the instructions name
-  for (const passes::UbBuffer& b : k.vec.buffers)
-    if (b.slot == 0) first_slots.emplace_back(b.offset, b.offset + b.bytes);
-  out.ub_addressed_bytes = union_bytes(std::move(first_slots));
+  std::vector<std::pair<int64_t, int64_t>> named;  // all that the instructions name
+  for (const passes::UbBuffer& b : k.vec.buffers) {
+    const bool streamed_load = k.vec.stream && b.value >= 0 && b.pass < 0 && b.slot < nbuffer &&
+                               k.body->values[b.value].kind == passes::ValueKind::Load &&
+                               passes::spans(k.body->values[b.value].mask, k.vec.stream->dim);
+    const bool is_named = streamed_load ? stream_slot_used(k.vec, *k.body, b.value, b.slot, nbuffer)
+                                        : b.slot == 0 || k.vec.stream;
+    if (is_named) named.emplace_back(b.offset, b.offset + b.bytes);
+  }
+  out.ub_addressed_bytes = union_bytes(std::move(named));
 }
 
 // No value a task stores shares UB bytes with a value it loads (the allocator reuses
@@ -217,7 +301,32 @@ bool loads_clear_of_stores(const TiledKernel& k) {
   return true;
 }
 
-void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummary& out) {
+// `count` streamed tasks of tile extents `ext`: the prologue, each pass's classes of
+// chunks, what runs between passes and the epilogue, emitted and tallied.
+void count_stream_tasks(const TiledKernel& k, const Shape& ext, int64_t count, int nbuffer,
+                        const std::vector<int>& slot_tensor, KernelCounter& counter) {
+  BlockProgram scratch;
+  passes::StreamEmitter emit(*k.body, k.vec, ext, nbuffer, scratch);
+  auto tally = [&](int64_t times) {
+    counter.instructions(scratch, 0, slot_tensor, times);
+    scratch.instrs.clear();
+  };
+  emit.prologue();
+  tally(count);
+  for (int p = 0; p < static_cast<int>(k.vec.stream->passes.size()); ++p) {
+    for (const auto& [c, n] : emit.chunk_classes(p)) {
+      emit.chunk(p, c);
+      tally(count * n);
+    }
+    emit.after_pass(p);
+    tally(count);
+  }
+  emit.epilogue();
+  tally(count);
+}
+
+void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummary& out, int nbuffer,
+                      const std::vector<GmTensor>& tensors) {
   const std::vector<DimSplit>& dims = k.vec.dims;
   const size_t rank = dims.size();
   out.iteration = k.body->iteration;
@@ -232,6 +341,14 @@ void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummar
     classes[d] = classes_of(dims[d]);
   }
   out.aiv_tasks = num_elements(out.tile_counts);
+  std::vector<int> slot_tensor;
+  if (k.vec.stream) {
+    out.tile[k.vec.stream->dim] = k.vec.chunks.tile;
+    out.stream_dim = k.vec.stream->dim;
+    out.stream_chunks = k.vec.chunks.count;
+    out.stream_passes = static_cast<int64_t>(k.vec.stream->passes.size());
+    for (const TensorBinding& b : passes::vector_bindings(*k.body, Shape(rank, 0), tensors)) slot_tensor.push_back(b.tensor);
+  }
   // Odometer over the per-dim classes.
   std::vector<int> pick(rank, 0);
   Shape ext(rank);
@@ -241,7 +358,11 @@ void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummar
       ext[d] = classes[d].extent[pick[d]];
       count *= classes[d].count[pick[d]];
     }
-    counter.vector_tasks(*k.body, ext, count, -1);
+    if (k.vec.stream) {
+      count_stream_tasks(k, ext, count, nbuffer, slot_tensor, counter);
+    } else {
+      counter.vector_tasks(*k.body, ext, count, -1);
+    }
     size_t d = rank;
     while (d > 0 && ++pick[d - 1] == classes[d - 1].n) pick[--d] = 0;
     if (d == 0) break;
@@ -382,13 +503,14 @@ struct Analyzer::Impl {
       ks.kernel = static_cast<int>(i);
       if (k.kind != passes::KernelKind::Zero) ks.nodes = p->kernels[k.spec].nodes;
       ks.after = k.after;
-      fill_footprint(k, ks);
+      fill_footprint(k, rc.nbuffer, ks);
       ks.loads_clear_of_stores = loads_clear_of_stores(k);
       KernelCounter counter(target, rc.nbuffer, ks);
+      counter.set_tensors(p->tensors);
       if (k.kind == passes::KernelKind::Cube) {
         summarise_cube(*p, k, counter, ks);
       } else {
-        summarise_vector(k, counter, ks);
+        summarise_vector(k, counter, ks, rc.nbuffer, p->tensors);
       }
     }
     summarise_l2_reuse(*p, plan, target.l2_bytes, out);

@@ -65,6 +65,12 @@ struct KernelSummary {
   int64_t instructions = 0;  // executed over all tasks, flags included
   int64_t aic_instructions = 0;  // of them, in cube tasks
 
+  // Split reductions (a vector tile that cuts the reduced dim): the dim each task streams,
+  // in `stream_chunks` chunks of tile[stream_dim], `stream_passes` times over.
+  int stream_dim = -1;
+  int64_t stream_chunks = 0;
+  int64_t stream_passes = 0;
+
   // Cube kernels.
   int64_t k_steps = 0;       // L1-level K iterations per cube task
   int64_t split_k = 1;       // K chunks per output tile (1 without split-K)

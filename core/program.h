@@ -107,6 +107,10 @@ struct BlockProgram {
   int id = -1;
   std::string name;
   CoreType core = CoreType::AIV;
+  // A core runs this block's tasks one after another: the task overlaps its own loop
+  // steps (a streamed kernel cycles its buffer slots chunk by chunk), so a newer task
+  // could not have any slot of its own.
+  bool sequential_tasks = false;
   std::vector<LocalBuffer> buffers;
   std::vector<Instr> instrs;
   // Highest byte used per local level (byte_offset + bytes over its buffers).

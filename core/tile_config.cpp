@@ -1,5 +1,6 @@
 #include "core/tile_config.h"
 
+#include <array>
 #include <limits>
 #include <set>
 
@@ -28,16 +29,16 @@ Shape positive_sizes(const json& value, const std::string& path, size_t min_size
   return sizes;
 }
 
-CubeTile cube_from_json(const json& j) {
-  jr::object(j, "cube");
-  jr::reject_unknown_keys(j, "cube", {"m", "k", "n", "split_k"});
+CubeTile cube_from_json(const json& j, const std::string& path) {
+  jr::object(j, path);
+  jr::reject_unknown_keys(j, path, {"m", "k", "n", "split_k"});
   for (const char* axis : {"m", "k", "n"}) {
-    if (!j.contains(axis)) usage_error(std::string("cube.") + axis + ": missing (a cube tile needs m, k and n)");
+    if (!j.contains(axis)) usage_error(path + "." + axis + ": missing (a cube tile needs m, k and n)");
   }
   CubeTile c;
-  const Shape m = positive_sizes(j.at("m"), "cube.m", 2, 2);
-  const Shape k = positive_sizes(j.at("k"), "cube.k", 2, 3);
-  const Shape n = positive_sizes(j.at("n"), "cube.n", 2, 2);
+  const Shape m = positive_sizes(j.at("m"), path + ".m", 2, 2);
+  const Shape k = positive_sizes(j.at("k"), path + ".k", 2, 3);
+  const Shape n = positive_sizes(j.at("n"), path + ".n", 2, 2);
   c.mL0 = m[0];
   c.mL1 = m[1];
   c.kL0 = k[0];
@@ -46,7 +47,7 @@ CubeTile cube_from_json(const json& j) {
   c.k_short_form = k.size() == 2;
   c.nL0 = n[0];
   c.nL1 = n[1];
-  if (j.contains("split_k")) c.split_k = jr::boolean(j.at("split_k"), "cube.split_k");
+  if (j.contains("split_k")) c.split_k = jr::boolean(j.at("split_k"), path + ".split_k");
   return c;
 }
 
@@ -81,7 +82,76 @@ std::vector<std::vector<int>> fusion_from_json(const json& j) {
   return groups;
 }
 
+template <class Enum, size_t N>
+Enum enum_from_json(const json& j, const std::string& path, const std::array<Enum, N>& values,
+                    const char* (*name)(Enum)) {
+  const std::string text = jr::string(j, path);
+  std::string known;
+  for (Enum e : values) {
+    if (text == name(e)) return e;
+    known += (known.empty() ? "" : ", ") + std::string(name(e));
+  }
+  usage_error(path + ": unknown value '" + text + "' (expected " + known + ")");
+}
+
+constexpr std::array kReduceForms = {ReduceForm::Online, ReduceForm::Passes};
+constexpr std::array kTaskOrders = {TaskOrder::Bhq, TaskOrder::Qbh, TaskOrder::HeavyFirst};
+
+AttentionTiles attention_from_json(const json& j) {
+  jr::object(j, "attention");
+  jr::reject_unknown_keys(j, "attention", {"q_tile", "kv_tile", "kv_split", "order"});
+  for (const char* key : {"q_tile", "kv_tile"})
+    if (!j.contains(key)) usage_error(std::string("attention.") + key + ": missing (the loop needs q_tile and kv_tile)");
+  AttentionTiles a;
+  a.q_tile = jr::positive_integer(j.at("q_tile"), "attention.q_tile");
+  a.kv_tile = jr::positive_integer(j.at("kv_tile"), "attention.kv_tile");
+  if (j.contains("kv_split")) a.kv_split = jr::positive_integer(j.at("kv_split"), "attention.kv_split");
+  if (j.contains("order")) a.order = enum_from_json(j.at("order"), "attention.order", kTaskOrders, task_order_name);
+  return a;
+}
+
+json attention_to_json(const AttentionTiles& a) {
+  return {{"q_tile", a.q_tile}, {"kv_tile", a.kv_tile}, {"kv_split", a.kv_split}, {"order", task_order_name(a.order)}};
+}
+
+std::map<std::string, StageTiles> stages_from_json(const json& j) {
+  jr::object(j, "stages");
+  std::map<std::string, StageTiles> stages;
+  for (const auto& [name, value] : j.items()) {
+    const std::string path = "stages." + name;
+    jr::object(value, path);
+    jr::reject_unknown_keys(value, path, {"cube", "vec"});
+    StageTiles s;
+    if (value.contains("cube")) s.cube = cube_from_json(value["cube"], path + ".cube");
+    if (value.contains("vec")) s.vec = positive_sizes(value["vec"], path + ".vec", 1, kMaxVecDims);
+    if (!s.cube && !s.vec) usage_error(path + ": a stage sets a cube tile, a vec tile or both");
+    stages.emplace(name, std::move(s));
+  }
+  return stages;
+}
+
+json stages_to_json(const std::map<std::string, StageTiles>& stages) {
+  json j = json::object();
+  for (const auto& [name, s] : stages) {
+    json& one = j[name] = json::object();
+    if (s.cube) one["cube"] = cube_to_json(*s.cube);
+    if (s.vec) one["vec"] = *s.vec;
+  }
+  return j;
+}
+
 }  // namespace
+
+const char* reduce_form_name(ReduceForm f) { return f == ReduceForm::Online ? "online" : "passes"; }
+
+const char* task_order_name(TaskOrder o) {
+  switch (o) {
+    case TaskOrder::Bhq: return "bhq";
+    case TaskOrder::Qbh: return "qbh";
+    case TaskOrder::HeavyFirst: return "heavy_first";
+  }
+  return "?";
+}
 
 json TileConfig::to_json() const {
   json j = json::object();
@@ -90,6 +160,9 @@ json TileConfig::to_json() const {
   if (nbuffer) j["nbuffer"] = *nbuffer;
   if (l2_group) j["l2_group"] = {l2_group->first, l2_group->second};
   if (fusion) j["fusion"] = *fusion;
+  if (reduce) j["reduce"] = reduce_form_name(*reduce);
+  if (attention) j["attention"] = attention_to_json(*attention);
+  if (!stages.empty()) j["stages"] = stages_to_json(stages);
   return j;
 }
 
@@ -97,10 +170,10 @@ std::string TileConfig::to_string() const { return to_json().dump(); }
 
 TileConfig TileConfig::from_json(const json& j) {
   jr::object(j, "");
-  jr::reject_unknown_keys(j, "", {"vec", "cube", "nbuffer", "l2_group", "fusion"});
+  jr::reject_unknown_keys(j, "", {"vec", "cube", "nbuffer", "l2_group", "fusion", "reduce", "attention", "stages"});
   TileConfig c;
   if (j.contains("vec")) c.vec = positive_sizes(j["vec"], "vec", 1, kMaxVecDims);
-  if (j.contains("cube")) c.cube = cube_from_json(j["cube"]);
+  if (j.contains("cube")) c.cube = cube_from_json(j["cube"], "cube");
   if (j.contains("nbuffer")) {
     c.nbuffer = static_cast<int>(jr::integer(j["nbuffer"], "nbuffer", 1, kMaxNbuffer,
                                              "an integer from 1 to 4"));
@@ -110,6 +183,9 @@ TileConfig TileConfig::from_json(const json& j) {
     c.l2_group = {g[0], g[1]};
   }
   if (j.contains("fusion")) c.fusion = fusion_from_json(j["fusion"]);
+  if (j.contains("reduce")) c.reduce = enum_from_json(j["reduce"], "reduce", kReduceForms, reduce_form_name);
+  if (j.contains("attention")) c.attention = attention_from_json(j["attention"]);
+  if (j.contains("stages")) c.stages = stages_from_json(j["stages"]);
   return c;
 }
 

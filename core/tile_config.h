@@ -1,7 +1,14 @@
 // TileConfig: what the tuner chooses, in PyPTO's own vocabulary.
 //
 //   {"vec":[64,512], "cube":{"m":[128,128],"k":[64,256,256],"n":[256,256],"split_k":false},
-//    "nbuffer":2, "l2_group":[6,4], "fusion":[[0,1,2],[3]]}
+//    "nbuffer":2, "l2_group":[6,4], "fusion":[[0,1,2],[3]], "reduce":"online"}
+//
+// flash_attention keeps a tile set per stage, as PyPTO kernels do (a dataclass with
+// c1/v1/c2/v2), and its loop tiles:
+//
+//   {"attention":{"q_tile":128,"kv_tile":256,"kv_split":1,"order":"bhq"},
+//    "stages":{"c1":{"cube":{...}},"v1":{"vec":[32,256]},"c2":{"cube":{...}},"v2":{"vec":[32,128]}},
+//    "nbuffer":2}
 //
 // Every key is optional; what an op does not use is absent. `cube.k` may be given in
 // the two-element form [kL0,kL1] (kAL1 = kBL1 = kL1). `fusion` lists groups of graph
@@ -12,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,12 +39,45 @@ struct CubeTile {
   bool operator==(const CubeTile&) const = default;
 };
 
+// How a vector kernel whose tile cuts the dim it reduces over runs its reductions
+// (docs/compiler.md, "Split reductions"): "online" folds a softmax's max and sum, and a
+// layernorm's mean and variance, into one pass over the chunks each; "passes" makes one
+// pass per reduction.
+enum class ReduceForm { Online, Passes };
+const char* reduce_form_name(ReduceForm f);  // "online", "passes"
+
+// The order in which flash_attention's tasks go to the cores: "bhq" row-major over
+// (batch, head, Q block), "qbh" Q blocks outermost, "heavy_first" the Q blocks with the
+// most KV blocks first (causal), for an even last wave.
+enum class TaskOrder { Bhq, Qbh, HeavyFirst };
+const char* task_order_name(TaskOrder o);
+
+// flash_attention's loop tiles: the Q rows a task owns, the KV columns per loop step,
+// how many tasks share one row block's KV range (FlashDecoding's split, combined by a
+// second kernel) and the dispatch order.
+struct AttentionTiles {
+  int64_t q_tile = 0, kv_tile = 0;
+  int64_t kv_split = 1;
+  TaskOrder order = TaskOrder::Bhq;
+  bool operator==(const AttentionTiles&) const = default;
+};
+
+// One stage's tile set: what a PyPTO kernel sets before that stage's ops.
+struct StageTiles {
+  std::optional<CubeTile> cube;
+  std::optional<Shape> vec;
+  bool operator==(const StageTiles&) const = default;
+};
+
 struct TileConfig {
   std::optional<Shape> vec;                 // one size per dim, <= 4 dims
   std::optional<CubeTile> cube;
   std::optional<int> nbuffer;               // n-buffer depth, 1..4; absent = 1
   std::optional<std::pair<int64_t, int64_t>> l2_group;  // [mDim, nDim]
   std::optional<std::vector<std::vector<int>>> fusion;
+  std::optional<ReduceForm> reduce;         // absent = online
+  std::optional<AttentionTiles> attention;
+  std::map<std::string, StageTiles> stages; // by stage name ("c1", "v1", ...)
 
   int nbuffer_or_default() const { return nbuffer.value_or(1); }
   bool operator==(const TileConfig&) const = default;

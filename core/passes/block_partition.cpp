@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/passes/codegen_cube.h"
+#include "core/passes/codegen_stream.h"
 #include "core/passes/codegen_vector.h"
 #include "core/passes/execute_graph.h"
 
@@ -85,8 +86,10 @@ class BlockPartitioner {
 
   int vector_task(const TiledKernel& tk, const Shape& origin, const Shape& ext, Shape tile_index,
                   std::vector<int> deps) {
-    const int b = block(ext, CoreType::AIV, current().name + ".aiv." + extent_name(ext),
-                        [&](BlockProgram& bp) { emit_vector_block(*tk.body, tk.vec, ext, bp); });
+    const int b = block(ext, CoreType::AIV, current().name + ".aiv." + extent_name(ext), [&](BlockProgram& bp) {
+      if (tk.vec.stream) return emit_stream_block(*tk.body, tk.vec, ext, rc_.nbuffer, bp);
+      emit_vector_block(*tk.body, tk.vec, ext, bp);
+    });
     return task(b, CoreType::AIV, vector_bindings(*tk.body, origin, p_.tensors), std::move(tile_index),
                 std::move(deps));
   }

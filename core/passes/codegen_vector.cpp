@@ -4,7 +4,6 @@
 #include "core/passes/sync_flag.h"
 
 namespace pto::passes {
-namespace {
 
 Shape ub_extent(DimMask mask, const Shape& ext) {
   Shape out(ext.size(), 1);
@@ -13,16 +12,21 @@ Shape ub_extent(DimMask mask, const Shape& ext) {
   return out;
 }
 
-Operand gm_window(const GmAccess& a, int slot, const Shape& ext) {
+Operand gm_window(const GmAccess& a, int slot, const Shape& ext, const Shape& offset) {
   Operand o;
   o.level = MemLevel::GM;
   o.id = slot;
   o.offset.assign(a.dim_map.size(), 0);
   o.extent.assign(a.dim_map.size(), 1);
-  for (size_t t = 0; t < a.dim_map.size(); ++t)
-    if (spans(a.mask, a.dim_map[t])) o.extent[t] = ext[a.dim_map[t]];
+  for (size_t t = 0; t < a.dim_map.size(); ++t) {
+    if (!spans(a.mask, a.dim_map[t])) continue;
+    o.extent[t] = ext[a.dim_map[t]];
+    o.offset[t] = offset[a.dim_map[t]];
+  }
   return o;
 }
+
+namespace {
 
 class VectorEmitter {
  public:
@@ -50,7 +54,7 @@ class VectorEmitter {
       in.op = Opcode::TLOAD;
       in.pipe = Pipe::MTE2;
       in.dst = local(a.value);
-      in.src = {gm_window(a, slot++, ext_)};
+      in.src = {gm_window(a, slot++, ext_, origin())};
       block_.instrs.push_back(std::move(in));
     }
     if (!body_.loads.empty()) sync(Pipe::MTE2, Pipe::V);
@@ -63,7 +67,8 @@ class VectorEmitter {
       in.vop = s.vop;
       in.dst = local(s.dst);
       for (int v : s.src) in.src.push_back(local(v));
-      if (s.position >= 0) in.src.push_back(gm_window(body_.positions[s.position], first_position + s.position, ext_));
+      if (s.position >= 0)
+        in.src.push_back(gm_window(body_.positions[s.position], first_position + s.position, ext_, origin()));
       in.scalar = s.scalar;
       in.scalar_first = s.scalar_first;
       in.reduce_dim = s.reduce_dim;
@@ -74,13 +79,15 @@ class VectorEmitter {
       Instr in;
       in.op = Opcode::TSTORE;
       in.pipe = Pipe::MTE3;
-      in.dst = gm_window(a, slot++, ext_);
+      in.dst = gm_window(a, slot++, ext_, origin());
       in.src = {local(a.value)};
       block_.instrs.push_back(std::move(in));
     }
   }
 
  private:
+  Shape origin() const { return Shape(ext_.size(), 0); }
+
   Operand local(int value) const {
     Operand o;
     o.level = MemLevel::UB;

@@ -11,6 +11,13 @@
 
 namespace pto::passes {
 
+// A value's UB extent in a tile of extents `ext`: the spanned dims, 1 elsewhere.
+Shape ub_extent(DimMask mask, const Shape& ext);
+
+// The GM window of `a` for a tile of extents `ext` whose origin sits `offset` (iteration
+// dims) past the task's binding origin, through binding slot `slot`.
+Operand gm_window(const GmAccess& a, int slot, const Shape& ext, const Shape& offset);
+
 // Buffers and instructions for a tile of extents `ext` (iteration rank).
 void emit_vector_block(const VectorBody& body, const VecTiling& layout, const Shape& ext, BlockProgram& block);
 

@@ -7,6 +7,8 @@
 //   KernelSpec      one kernel: a Cube part (matmul) and/or a VectorBody (UB dataflow)
 //   VectorBody      the UB values of one vector task and the steps between them, in
 //                   iteration-space terms, so that any tile size instantiates it
+//   StreamPlan      a vector kernel whose tile cuts the dim it reduces over: which steps
+//                   run in which pass over the chunks of that dim (stream_plan)
 //   TiledKernel     a kernel with its tile sizes, tile grid, UB layout and footprint
 //                   (tile_expansion); analyze() counts from it, codegen emits from it
 //
@@ -40,6 +42,7 @@ inline std::string node_label(const Node& n) {
 struct ResolvedConfig {
   std::optional<Shape> vec;     // absent: each vector kernel takes the op-agnostic fallback
   CubeTile cube;                // the config's, or the fp16 default
+  ReduceForm reduce_form = ReduceForm::Online;  // a tile that cuts the reduced dim
   int nbuffer = 1;
   std::optional<std::pair<int64_t, int64_t>> l2_group;
   std::optional<std::vector<std::vector<int>>> fusion;
@@ -158,12 +161,57 @@ struct CubeTiling {
   }
 };
 
+// ---- Split reductions ---------------------------------------------------------------------
+
+// Two reductions a streamed kernel accumulates in one pass instead of two, each chunk
+// rescaling what the chunks before it accumulated (docs/compiler.md, "Split reductions").
+enum class MergeKind {
+  SoftmaxSum,  // first = amax(x), second = sum(exp(x - first)): a running max and sum
+  Variance,    // first = sum(x), second = sum((x - first/n)^2): Chan's running mean and M2
+};
+
+struct OnlineMerge {
+  MergeKind kind = MergeKind::SoftmaxSum;
+  int first = -1;     // body step of the first reduction
+  int second = -1;    // body step of the second
+  int source = -1;    // the chunk value both reduce
+};
+
+// One pass over a task's chunks: per chunk, reload the chunk inputs, recompute the chunk
+// values the pass needs, fold the chunk into the reductions that complete with it and
+// store the outputs that are final in it; after the last chunk, the steps on row
+// values that the completed reductions allow.
+struct StreamPass {
+  std::vector<int> loads;        // indices into VectorBody::loads (chunk inputs)
+  std::vector<int> steps;        // body steps run on every chunk, in body order
+  std::vector<int> reductions;   // body TREDUCE steps folded chunk by chunk
+  std::vector<OnlineMerge> merges;
+  std::vector<int> stores;       // indices into VectorBody::stores, chunk by chunk
+  std::vector<int> row_steps;    // body steps on row values, once after the pass
+  std::vector<int> row_stores;   // indices into VectorBody::stores, once after the pass
+};
+
+// A vector kernel whose tile cuts `dim`, the dim all its reductions run over: a task
+// covers its rows' whole `dim` in chunks of the tile's width, in passes.
+struct StreamPlan {
+  int dim = -1;
+  std::vector<int> row_loads;    // VectorBody::loads that do not span dim: once per task
+  std::vector<int> row_steps;    // steps on those alone: once, before the first pass
+  std::vector<StreamPass> passes;
+};
+
 // The UB layout of one vector task: every value's slots with their byte offsets.
+// A streamed kernel also holds buffers no body value names (`value` -1): an
+// accumulator's other half and the merges' temporaries, named by `scratch`.
 struct UbBuffer {
   int value = -1;
   int slot = 0;
   int64_t bytes = 0;
   int64_t offset = 0;
+  std::string scratch;   // value -1: the buffer's name
+  DimMask mask = 0;      // value -1: the dims it spans
+  DType dtype = DType::F32;
+  int pass = -1;         // streamed chunk values: the pass whose chunks compute it
 };
 
 struct VecTiling {
@@ -171,6 +219,10 @@ struct VecTiling {
   std::vector<DimSplit> dims;       // vector kernels: the tile grid over the iteration space
   std::vector<UbBuffer> buffers;
   int64_t ub_bytes = 0;
+  // Streamed kernels: the plan, and the chunks of the streamed dim (`dims` then has
+  // one tile along it: a task covers it whole).
+  std::optional<StreamPlan> stream;
+  DimSplit chunks;
 };
 
 constexpr int kNumLevels = 6;  // MemLevel GM..UB

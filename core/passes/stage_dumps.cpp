@@ -56,12 +56,42 @@ std::string grid_line(const std::vector<DimSplit>& dims) {
   return "tile " + shape_str(tile) + "  tiles " + shape_str(counts) + "  tail " + shape_str(tails);
 }
 
+std::string step_names(const VectorBody& body, const std::vector<int>& steps) {
+  std::string out;
+  for (int s : steps) out += (out.empty() ? "" : ", ") + body.values[body.steps[s].dst].name;
+  return out.empty() ? "-" : out;
+}
+
+// Which pass folds, merges and stores what.
+void stream_lines(const VectorBody& body, const VecTiling& v, std::string& out) {
+  const StreamPlan& plan = *v.stream;
+  out += "  split reduction: each task streams dim " + num(plan.dim) + " in " + num(v.chunks.count) +
+         " chunks of " + num(v.chunks.tile) + " (tail " + num(v.chunks.tail) + "), " +
+         num(static_cast<int64_t>(plan.passes.size())) + " passes\n";
+  for (size_t p = 0; p < plan.passes.size(); ++p) {
+    const StreamPass& pass = plan.passes[p];
+    std::vector<int> merged;
+    for (const OnlineMerge& m : pass.merges) merged.insert(merged.end(), {m.first, m.second});
+    std::string stores;
+    for (int st : pass.stores) stores += (stores.empty() ? "" : ", ") + body.values[body.stores[st].value].name;
+    out += "    pass " + num(static_cast<int64_t>(p)) + ": folds " + step_names(body, pass.reductions) +
+           "; merged online " + step_names(body, merged) + "; stores " + (stores.empty() ? "-" : stores) +
+           "; then " + step_names(body, pass.row_steps) + "\n";
+  }
+}
+
 void ub_lines(const VectorBody& body, const VecTiling& v, int nbuffer, std::string& out) {
   out += "  UB buffers of one task (tile " + shape_str(v.tile) + ", nbuffer " + num(nbuffer) + "):\n";
   for (const UbBuffer& b : v.buffers) {
+    if (b.value < 0) {
+      out += "    " + b.scratch + "  " + dtype_name(b.dtype) + "  " + num(b.bytes) + " B @" + num(b.offset) +
+             "  scratch\n";
+      continue;
+    }
     const VecValue& val = body.values[b.value];
     const bool load = val.kind == ValueKind::Load;
-    out += "    " + val.name + (load ? ".ub[" + num(b.slot) + "]" : ".ub") + "  " + dtype_name(val.dtype) + "  " +
+    const std::string name = b.pass >= 0 ? ".p" + num(b.pass) : load ? ".ub[" + num(b.slot) + "]" : ".ub";
+    out += "    " + val.name + name + "  " + dtype_name(val.dtype) + "  " +
            num(b.bytes) + " B @" + num(b.offset) + "  " +
            (load ? "GM -> UB" : val.kind == ValueKind::Fill ? "fill" : "computed") + "\n";
   }
@@ -119,6 +149,7 @@ std::string dump_tile_graph(const TensorGraph& g, const Partition& p, const Tile
       out += "  iteration " + shape_str(k.body->iteration) + "  ";
       out += k.kind == KernelKind::Cube ? "epilogue sub-tile " + shape_str(k.vec.tile) + " per cube tile\n"
                                         : grid_line(k.vec.dims) + "\n";
+      if (k.vec.stream) stream_lines(*k.body, k.vec, out);
       ub_lines(*k.body, k.vec, rc.nbuffer, out);
     }
     out += footprint_line(k, t);

@@ -5,6 +5,7 @@
 
 #include "core/passes/cube_layout.h"
 #include "core/passes/resolve_config.h"
+#include "core/passes/stream_plan.h"
 #include "core/passes/tile_rules.h"
 #include "core/passes/ub_allocation.h"
 
@@ -69,19 +70,41 @@ Shape vector_tile(const ResolvedConfig& rc, const VectorBody& body, bool interna
 }
 
 void lay_out_vector(const TensorGraph& g, const VectorBody& body, const Shape& tile, int nbuffer, const Target& t,
-                    RuleCheck& check, TiledKernel& k) {
+                    RuleCheck& check, TiledKernel& k, const std::string& unstreamable = "") {
   k.vec.tile = tile;
-  allocate_ub(body, tile, nbuffer, t.align_bytes, k.vec);
+  if (k.vec.stream) {
+    allocate_stream_ub(body, tile, nbuffer, t.align_bytes, k.vec);
+  } else {
+    allocate_ub(body, tile, nbuffer, t.align_bytes, k.vec);
+  }
   k.footprint[level(MemLevel::UB)] = k.vec.ub_bytes;
-  check.vector(g, body, tile, k.vec);
+  check.vector(g, body, tile, k.vec, unstreamable);
 }
 
+// The first dim some reduction runs over that the tile cuts, or -1.
+int cut_reduction_dim(const VectorBody& body, const Shape& tile) {
+  for (int d : body.reduce_dims)
+    if (tile[d] < body.iteration[d]) return d;
+  return -1;
+}
+
+// A vector kernel whose tile cuts its reduced dim streams it (stream_plan.h): a task
+// covers that dim whole, in chunks of the tile's width.
 void tile_vector_kernel(const TensorGraph& g, const ResolvedConfig& rc, const Target& t, RuleCheck& check,
                         TiledKernel& k) {
   const Shape tile = vector_tile(rc, *k.body, k.kind != KernelKind::Vector, check);
   k.vec.dims.resize(tile.size());
   for (size_t d = 0; d < tile.size(); ++d) k.vec.dims[d] = split_dim(k.body->iteration[d], tile[d]);
-  lay_out_vector(g, *k.body, tile, rc.nbuffer, t, check, k);
+  const int cut = cut_reduction_dim(*k.body, tile);
+  std::string unstreamable;
+  if (cut >= 0 && k.kind == KernelKind::Vector) {
+    k.vec.stream = plan_stream(*k.body, cut, rc.reduce_form, unstreamable);
+    if (k.vec.stream) {
+      k.vec.chunks = k.vec.dims[cut];
+      k.vec.dims[cut] = split_dim(k.body->iteration[cut], k.body->iteration[cut]);
+    }
+  }
+  lay_out_vector(g, *k.body, tile, rc.nbuffer, t, check, k, unstreamable);
 }
 
 void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const ResolvedConfig& rc, const Target& t,

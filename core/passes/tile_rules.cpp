@@ -108,15 +108,16 @@ void RuleCheck::broadcast_stores(const VectorBody& body, const Shape& vt) {
   }
 }
 
-void RuleCheck::vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout) {
+void RuleCheck::vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout,
+                       const std::string& unstreamable) {
   const Shape& it = body.iteration;
   for (size_t i = 0; i < body.reduce_dims.size(); ++i) {
     const int d = body.reduce_dims[i];
-    if (vt[d] >= it[d]) continue;
+    if (vt[d] >= it[d] || (layout.stream && layout.stream->dim == d)) continue;
     const Node& n = g.node(body.reduce_nodes[i]);
     fail("reduction axis split", std::string(op_kind_name(n.kind)) + " \"" + n.name + "\" reduces dim " + num(d) +
          " of " + shape_str(it) + " (size " + num(it[d]) + ") but the tile " + shape_str(vt) + " cuts it to " +
-         num(vt[d]), true);
+         num(vt[d]) + (unstreamable.empty() ? " (a Cube epilogue cannot stream it)" : ": " + unstreamable), true);
   }
   broadcast_stores(body, vt);
   const int last = static_cast<int>(it.size()) - 1;

@@ -4,7 +4,7 @@
 //
 // Capacity and alignment rules are hard on NPU targets and soft on the host (the CPU
 // has no such limits; the report stays in the tile dump). Rules the generated program
-// depends on for correctness — the reduction axis whole, kAL1/kBL1 multiples, split-K's
+// depends on for correctness — a cut reduction axis that cannot stream, kAL1/kBL1 multiples, split-K's
 // restrictions, the vec tile's rank — are hard everywhere. analyze() and compile() call
 // the same checks, so they list the same violations; the strings are built only for
 // rules that fail.
@@ -27,7 +27,10 @@ class RuleCheck {
             bool split_k);
   // `tile` as the config gives it (before padding), `vt` the tile used.
   void vec_rank(const Shape& given, const Shape& iteration);
-  void vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout);
+  // `unstreamable`: why a tile that cuts a reduced dim cannot stream it (empty when it
+  // streams, or cuts none).
+  void vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout,
+              const std::string& unstreamable);
 
  private:
   void broadcast_stores(const VectorBody& body, const Shape& vector_tile);

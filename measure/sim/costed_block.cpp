@@ -168,8 +168,9 @@ CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   CostedBlock plan;
   plan.block = block.id;
   plan.core = block.core;
+  const bool overlaps_tasks = block.core == CoreType::AIV && !block.sequential_tasks;
   const int slots = ub_slots(block);
-  plan.tasks_in_flight = block.core == CoreType::AIV ? slots + 1 : 1;
+  plan.tasks_in_flight = overlaps_tasks ? slots + 1 : 1;
   plan.steps.reserve(block.instrs.size());
   for (size_t i = 0; i < block.instrs.size(); ++i) {
     plan.steps.push_back(plan_step(c, i, plan.gm_operands));
@@ -177,7 +178,7 @@ CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   }
   const std::vector<int> sets = matching_set_flags(block);
   for (size_t i = 0; i < sets.size(); ++i) plan.steps[i].matched_set = sets[i];
-  if (block.core == CoreType::AIV) plan.reuse = plan_reuse(c, slots);
+  if (overlaps_tasks) plan.reuse = plan_reuse(c, slots);
   plan.reuse.resize(plan.steps.size());
   return plan;
 }

@@ -247,6 +247,7 @@ TileConfig random_config(std::mt19937& rng, const Workload& w, const TensorGraph
     if (pick(rng, {0, 1})) c.l2_group = std::make_pair(pick(rng, {1, 2, 3}), pick(rng, {1, 2}));
   }
   if (has_vector && pick(rng, {0, 1, 1})) c.vec = random_vec(rng, rank, widest);
+  if (pick(rng, {0, 1})) c.reduce = pick(rng, {0, 1}) ? ReduceForm::Online : ReduceForm::Passes;
   c.nbuffer = static_cast<int>(pick(rng, {1, 2, 3}));
   if (pick(rng, {0, 0, 1})) {  // unfused: every compute node its own kernel
     std::vector<std::vector<int>> singles;

@@ -91,11 +91,18 @@ TEST(CompileRules, L1CapacityCountsEveryBufferSlot) {
                   {"L1 capacity", "nbuffer=2 x (mL1=128 x kAL1=512 + kBL1=512 x nL1=256) x 2 B = 786432 B > L1 524288 B"});
 }
 
-TEST(CompileRules, ReductionAxisSplitIsRejectedEvenOnTheHost) {
-  const TensorGraph g = graph_of("softmax|64,1024|fp32");
-  for (const Target* t : {&npu(), &host()})
-    expect_contains(infeasibility(g, R"({"vec":[8,512]})", *t),
-                    {"reduction axis split", "amax \"row_max\" reduces dim 1", "(size 1024)", "cuts it to 512"});
+// A vector kernel streams a cut reduced dim (split_reduction_test.cpp); a Cube kernel's
+// epilogue, whose tasks are the Cube tile's sub-tiles, cannot.
+TEST(CompileRules, ReductionAxisSplitInACubeEpilogueIsRejectedEvenOnTheHost) {
+  const TensorGraph g = graph_of("attention|1,1,64,16|fp16");
+  const std::string cube = R"("cube":{"m":[16,16],"k":[16,16],"n":[16,16]},"vec":[1,1,16,64])";
+  for (const Target* t : {&npu(), &host()}) {
+    expect_contains(infeasibility(g, "{" + cube + R"(,"fusion":[[3,4,5],[6,7,8,9,10],[11]]})", *t),
+                    {"reduction axis split", "amax \"row_max\" reduces dim 3", "(size 64)", "cuts it to 16",
+                     "a Cube epilogue cannot stream it"});
+    EXPECT_EQ(infeasibility(g, "{" + cube + R"(,"fusion":[[3,4],[5,6,7,8,9,10],[11]]})", *t), "");
+  }
+  EXPECT_EQ(infeasibility(graph_of("softmax|64,1024|fp32"), R"({"vec":[8,512]})", npu()), "");
 }
 
 // rmsnorm's cast of gamma [C] fused with the [R,C] squares but read by a later kernel:

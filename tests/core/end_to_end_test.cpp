@@ -87,8 +87,9 @@ TileConfig random_config(const TensorGraph& g, Rng& rng) {
   const size_t rank = widest_rank(g);
   Shape vec;
   for (size_t d = widest.shape.size() - rank; d < widest.shape.size(); ++d) vec.push_back(random_tile(rng, widest.shape[d]));
-  if (rng() % 3) vec.back() = widest.shape.back();  // reductions run over the last dim
+  if (rng() % 3) vec.back() = widest.shape.back();  // reductions run over the last dim, whole or split
   c.vec = vec;
+  c.reduce = rng() % 2 ? ReduceForm::Online : ReduceForm::Passes;
   if (has_matmul(g)) {
     CubeTile t;
     t.mL0 = pick(rng, {16, 32, 48, 64});
