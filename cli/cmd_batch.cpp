@@ -80,25 +80,24 @@ struct Summary {
   std::map<std::string, int64_t> workloads;       // tuned, skipped, failed, interrupted, bad_entry
   std::map<std::string, int64_t> failed_measurements;  // status -> count, over all tuned workloads
   int64_t measurements = 0;
-  double log_speedup_sum = 0;  // over the tuned workloads
+  double log_speedup_sum = 0;  // over the tuned workloads that have a feasible default
+  int64_t speedups = 0;        // how many those are
   double elapsed_s = 0;
   json results = json::array();
 
-  double geomean_speedup() const {
-    const int64_t n = workloads.contains("tuned") ? workloads.at("tuned") : 0;
-    return n ? std::exp(log_speedup_sum / n) : 1;
-  }
+  double geomean_speedup() const { return speedups ? std::exp(log_speedup_sum / static_cast<double>(speedups)) : 1; }
   json to_json() const {
     return json{{"workloads", workloads},        {"failed_measurements", failed_measurements},
                 {"measurements", measurements},  {"log_speedup_sum", log_speedup_sum},
-                {"geomean_speedup", geomean_speedup()}, {"elapsed_s", elapsed_s},
-                {"results", results}};
+                {"speedups", speedups},          {"geomean_speedup", geomean_speedup()},
+                {"elapsed_s", elapsed_s},        {"results", results}};
   }
   void add(const json& j) {
     for (const auto& [k, v] : j["workloads"].items()) workloads[k] += v.get<int64_t>();
     for (const auto& [k, v] : j["failed_measurements"].items()) failed_measurements[k] += v.get<int64_t>();
     measurements += j["measurements"].get<int64_t>();
     log_speedup_sum += j["log_speedup_sum"].get<double>();
+    speedups += j["speedups"].get<int64_t>();
     for (const json& r : j["results"]) results.push_back(r);
   }
 };
@@ -393,8 +392,8 @@ class BatchRun {
       journal_.note("done", journal_key(w.task->key));
       for (const auto& [status, n] : r.counts.failed) summary_.failed_measurements[status] += n;
       w.measured = r.counts.measured - w.prior;
-      summary_.log_speedup_sum += std::log(r.speedup_vs_default);
-      end(w, "tuned", json{{"speedup_vs_default", r.speedup_vs_default},
+      if (r.has_default()) summary_.log_speedup_sum += std::log(r.speedup_vs_default), ++summary_.speedups;
+      end(w, "tuned", json{{"speedup_vs_default", r.has_default() ? json(r.speedup_vs_default) : json(nullptr)},
                            {"best_ns", r.best.time_ns()},
                            {"resumed_from", w.prior}});
     } catch (const Error& e) {

@@ -57,7 +57,10 @@ void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) 
   const std::string kind = time_kind(r.backend);
   std::cout << "# tuned " << r.workload.key() << " on " << r.target_name << " (" << r.target_fingerprint << ") with "
             << r.backend << ", strategy " << r.strategy << "\n"
-            << (best.config == r.baseline.config ? "# nothing beat the op's default config; it stays the best\n" : "")
+            << (r.has_default() && best.config == r.baseline.config
+                    ? "# nothing beat the op's default config; it stays the best\n"
+                    : "")
+            << (r.has_default() ? "" : "# the op's default config does not fit " + r.target_name + "; searched without it\n")
             << "best config, as PyPTO calls:\n"
             << pypto_snippet(best.config, "  ") << "\n\n";
   std::string best_time = format_ns(best.time_ns()) + " " + kind;
@@ -67,8 +70,9 @@ void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) 
   if (r.best_spread > 0) best_time += ", spread " + std::to_string(std::lround(r.best_spread * 100)) + "%";
   std::vector<std::vector<std::string>> rows = {
       {"best", best_time},
-      {"default", format_ns(r.baseline.time_ns()) + " " + kind + "  " + r.baseline.config.to_string()},
-      {"speedup", times(r.speedup_vs_default) + " over the default"},
+      {"default", r.has_default() ? format_ns(r.baseline.time_ns()) + " " + kind + "  " + r.baseline.config.to_string()
+                                  : "infeasible: " + r.baseline.config.to_string() + "\n" + r.baseline.measurement.error},
+      {"speedup", r.has_default() ? times(r.speedup_vs_default) + " over the default" : "no feasible default"},
       {"candidates", std::to_string(r.counts.total) + " in the space, " + std::to_string(r.counts.feasible) +
                          " feasible seen, " + std::to_string(r.counts.measured) + " measured, " +
                          failed_by_status(r.counts) + " failed"},

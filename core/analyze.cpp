@@ -17,6 +17,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "core/size_limits.h"
 #include "core/passes/codegen_stream.h"
 #include "core/passes/codegen_vector.h"
 #include "core/passes/fusion_partition.h"
@@ -40,6 +41,16 @@ int64_t TilingSummary::instructions() const {
   int64_t n = 0;
   for (const KernelSummary& k : kernels) n += k.instructions;
   return n;
+}
+
+int64_t TilingSummary::tasks() const {
+  int64_t n = 0;
+  for (const KernelSummary& k : kernels) n += k.aic_tasks + k.aiv_tasks;
+  return n;
+}
+
+bool TilingSummary::within_program_limits() const {
+  return tasks() <= kMaxTasks && instructions() <= kMaxInstructions;
 }
 
 namespace {

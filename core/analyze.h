@@ -113,6 +113,9 @@ struct TilingSummary {
   std::vector<Violation> violations;
   std::vector<KernelSummary> kernels;
   int64_t instructions() const;
+  int64_t tasks() const;
+  // Within kMaxTasks and kMaxInstructions (core/size_limits.h): compile would build it.
+  bool within_program_limits() const;
 };
 
 // Prepares the graph-dependent part once; analyze() is then cheap per config.

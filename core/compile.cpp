@@ -42,21 +42,16 @@ std::string limit_text(int64_t value, int64_t limit, const char* what) {
   return std::to_string(value) + " " + what + ", over the limit of " + std::to_string(limit);
 }
 
-// A config whose program would exceed kMaxTasks or kMaxInstructions: a usage Error
-// with both counts, before the tasks are built.
-void check_program_size(const TensorGraph& graph, const TileConfig& config, const Target& target) {
-  const TilingSummary summary = analyze(graph, config, target);
-  int64_t tasks = 0;
-  for (const KernelSummary& k : summary.kernels) tasks += k.aic_tasks + k.aiv_tasks;
-  const int64_t instructions = summary.instructions();
-  if (tasks <= kMaxTasks && instructions <= kMaxInstructions) return;
-  usage_error("config " + config.to_string() + " makes a program too large to build: " +
-              (tasks > kMaxTasks ? limit_text(tasks, kMaxTasks, "tasks")
-                                 : limit_text(instructions, kMaxInstructions, "executed instructions")) +
-              "; use larger tiles (or 'compile --emit tile' to see the tile grid)");
-}
-
 }  // namespace
+
+std::optional<std::string> program_too_large(const TilingSummary& summary, const TileConfig& config) {
+  if (summary.within_program_limits()) return std::nullopt;
+  const int64_t tasks = summary.tasks(), instructions = summary.instructions();
+  return "config " + config.to_string() + " makes a program too large to build: " +
+         (tasks > kMaxTasks ? limit_text(tasks, kMaxTasks, "tasks")
+                            : limit_text(instructions, kMaxInstructions, "executed instructions")) +
+         "; use larger tiles (or 'compile --emit tile' to see the tile grid)";
+}
 
 Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target,
                  const CompileOptions& options) {
@@ -78,7 +73,7 @@ Compiled compile(const TensorGraph& graph, const TileConfig& config, const Targe
                                         format_violations(plan.violations));
   if (options.last == Stage::Tile) return out;
 
-  check_program_size(graph, config, target);
+  if (const auto problem = program_too_large(analyze(graph, config, target), config)) usage_error(*problem);
   out.program.target = target.name;
   out.program.tensors = partition.tensors;
   passes::partition_blocks(partition, plan, rc, out.program);

@@ -10,7 +10,10 @@
 // Error of category Infeasible listing every violated rule with its numbers.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "core/analyze.h"
 
 #include "core/program.h"
 #include "core/target.h"
@@ -46,6 +49,10 @@ struct Compiled {
 
 Compiled compile(const TensorGraph& graph, const TileConfig& config, const Target& target,
                  const CompileOptions& options = {});
+
+// Why compile would refuse a feasible config's program as too large (past kMaxTasks or
+// kMaxInstructions, core/size_limits.h), from analyze()'s counts; nullopt when it fits.
+std::optional<std::string> program_too_large(const TilingSummary& summary, const TileConfig& config);
 
 // Runs the pipeline only as far as `last` needs: Tensor builds nothing, Tile stops
 // after the Tile Graph (with its verdict), Block and later build the program. What a

@@ -4,8 +4,9 @@
 // are first clamped to the graph (a tile larger than its dim shrinks to the dim, kept
 // aligned and a multiple of its L0 size), then, while analyze() reports the config
 // infeasible, the largest tile size behind the broken rule is halved: L1 sizes first
-// (L1 and L0C capacity), then L0 sizes (L0A/L0B), then the vec tile's rows (UB). Rules
-// that halving cannot fix get their direct fix (the reduction axis made whole, the
+// (L1 and L0C capacity), then L0 sizes (L0A/L0B), then the vec tile's rows and, for a
+// row too wide for UB, its reduced dim (UB). Rules that halving cannot fix get their
+// direct fix (a reduction axis a Cube epilogue cannot split made whole, the
 // vec tile padded to the iteration rank, split-K dropped). The result is the baseline
 // the tuner must beat and what the JIT falls back to.
 #include <algorithm>
@@ -137,7 +138,8 @@ bool shrink_l0(CubeTile& c, bool a_side, int64_t a) {
 }
 
 // Halves the largest row dim of the vec tile that is not a reduction axis, else its
-// last dim (kept a multiple of 16 elements).
+// last dim (kept a multiple of 16 elements): a row too wide for UB is then streamed in
+// chunks (a split reduction, docs/compiler.md).
 bool shrink_vec_rows(Shape& vec, const GraphExtents& e) {
   int64_t* largest = nullptr;
   for (size_t i = 1; i < vec.size(); ++i) {
@@ -149,7 +151,7 @@ bool shrink_vec_rows(Shape& vec, const GraphExtents& e) {
     return true;
   }
   int64_t& last = vec.back();
-  if (reduced_at(e, 0) || last <= 16) return false;
+  if (last <= 16) return false;
   last = halved(last, 16);
   return true;
 }

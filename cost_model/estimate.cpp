@@ -95,7 +95,7 @@ constexpr double kImbalancedIdleFraction = 0.5;
 // writes back through FIX (AIC) or MTE3 (AIV), each store waiting a GM write latency.
 struct CoreWork {
   int64_t tasks = 0;
-  int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps)
+  int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps; split reductions: chunks)
   bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
   bool loads_beside_stores = false;  // one slot: the next task's loads run beside the store
   std::array<TimeTerms, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
@@ -233,18 +233,24 @@ struct CostModel::Impl {
   }
 
   // The summary's totals as per-core-type pipe work.
-  void split_work(const KernelSummary& k, const Traffic& traffic, const BurstFactors& bursts,
+  void split_work(const KernelSummary& k, const Traffic& traffic, const BurstFactors& bursts, int nbuffer,
                   const Coefficients& c, CoreWork& aic, CoreWork& aiv) const {
     const Target& t = target;
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
-    aiv.vector_tasks = true;
-    aiv.loads_beside_stores = k.loads_clear_of_stores;
+    // A split reduction pipelines its chunks inside a task, as a Cube task its K steps;
+    // other vector tasks overlap one another.
+    const bool streamed = k.stream_chunks > 0;
+    aiv.vector_tasks = !streamed;
+    aiv.steps_per_task = streamed ? k.stream_chunks * k.stream_passes : 1;
+    aiv.loads_beside_stores = k.loads_clear_of_stores && !streamed;
     aiv[&Breakdown::vector] = TimeTerms::term(c, Coef::Vector, vector) +
                          TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
     // A vector task issues its loads back to back (and its stores): one latency each way.
-    aiv[&Breakdown::read_latency] =
-        TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_loads, k.aiv_tasks) * t.gm_read_latency);
+    // A streamed task with one slot waits a read latency per chunk.
+    const int64_t exposed_reads = streamed && nbuffer == 1 ? k.aiv_tasks * aiv.steps_per_task
+                                                           : std::min(k.aiv_gm_loads, k.aiv_tasks);
+    aiv[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, exposed_reads * t.gm_read_latency);
     aiv[&Breakdown::write_latency] =
         TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
     const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
@@ -332,7 +338,7 @@ struct CostModel::Impl {
     const Target& t = target;
     const Traffic traffic = kernel_traffic(k, config, target);
     CoreWork aic, aiv;
-    split_work(k, traffic, burst_factors(k, graph, config, t), c, aic, aiv);
+    split_work(k, traffic, burst_factors(k, graph, config, t), config.nbuffer_or_default(), c, aic, aiv);
     const int nbuffer = config.nbuffer_or_default();
     const int64_t all_tasks = k.aic_tasks + k.aiv_tasks;
     const double instrs_per_task = all_tasks > 0 ? static_cast<double>(k.instructions) / all_tasks : 0;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/compile.h"
 #include "core/op_library.h"
 #include "measure/backends.h"
 
@@ -54,7 +55,13 @@ Prediction predict(const CostModel& model, const TileConfig& config, const std::
   Measurement& m = p.measurement;
   m.backend = backend;
   try {
-    p.estimate = model.estimate(config);
+    const TilingSummary summary = model.analyze(config);
+    if (const auto too_large = summary.feasible ? program_too_large(summary, config) : std::nullopt) {
+      m.status = Status::INFEASIBLE;  // compile refuses it, as the other backends would find
+      m.error = *too_large;
+      return p;
+    }
+    p.estimate = model.estimate(summary, config);
   } catch (const std::exception& e) {
     reject(m, e);
     return p;

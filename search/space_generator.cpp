@@ -118,7 +118,8 @@ uint64_t program_key(const TilingSummary& s, const TileConfig& c) {
     key.add(k.tile_counts);
     key.add(k.tail);
     if (k.uses_cube && !k.vector_work.empty()) key.add(epilogue_tile(k, c.vec));
-    for (int64_t v : {k.aic_tasks, k.aiv_tasks, k.instructions, k.k_steps, k.split_k}) key.add(v);
+    for (int64_t v : {k.aic_tasks, k.aiv_tasks, k.instructions, k.k_steps, k.split_k, k.stream_chunks, k.stream_passes})
+      key.add(v);
     for (const auto& [level, bytes] : k.footprint) {
       key.add(static_cast<int64_t>(level));
       key.add(bytes);
@@ -157,6 +158,15 @@ struct SpaceGenerator::Impl {
     build_split_k_axis();
     build_l2_group_axis(mm.has_value());
     for (int n = 1; n <= options.max_nbuffer; ++n) axes.nbuffer.push_back(n);
+    build_reduce_axis();
+  }
+
+  void build_reduce_axis() {
+    axes.reduce = {std::nullopt};
+    const bool reduces = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                     [](const Node& n) { return is_reduction(n.kind); });
+    if (reduces) axes.reduce.emplace_back(ReduceForm::Passes);
+    if (baseline.reduce && *baseline.reduce != ReduceForm::Online) add_if_missing(axes.reduce, baseline.reduce);
   }
 
   void build_fusion_axis(const SpaceOptions& options) {
@@ -229,7 +239,7 @@ struct SpaceGenerator::Impl {
 
   uint64_t size() const {
     return static_cast<uint64_t>(axes.fusion.size()) * axes.cube.size() * axes.vec.size() * axes.split_k.size() *
-           axes.l2_group.size() * axes.nbuffer.size();
+           axes.l2_group.size() * axes.nbuffer.size() * axes.reduce.size();
   }
 
   TileConfig at(uint64_t index) const {
@@ -241,6 +251,7 @@ struct SpaceGenerator::Impl {
       return d;
     };
     TileConfig c;
+    c.reduce = axes.reduce[digit(axes.reduce.size())];
     c.nbuffer = axes.nbuffer[digit(axes.nbuffer.size())];
     c.l2_group = axes.l2_group[digit(axes.l2_group.size())];
     const bool split_k = axes.split_k[digit(axes.split_k.size())];
@@ -269,9 +280,10 @@ struct SpaceGenerator::Impl {
         position(axes.vec, c.vec),
         position(axes.split_k, c.cube && c.cube->split_k),
         position(axes.l2_group, c.l2_group),
-        position(axes.nbuffer, c.nbuffer_or_default())};
-    const size_t radices[] = {axes.fusion.size(),  axes.cube.size(),     axes.vec.size(),
-                              axes.split_k.size(), axes.l2_group.size(), axes.nbuffer.size()};
+        position(axes.nbuffer, c.nbuffer_or_default()),
+        position(axes.reduce, c.reduce == ReduceForm::Online ? std::nullopt : c.reduce)};
+    const size_t radices[] = {axes.fusion.size(),  axes.cube.size(),     axes.vec.size(),    axes.split_k.size(),
+                              axes.l2_group.size(), axes.nbuffer.size(), axes.reduce.size()};
     uint64_t index = 0;
     for (size_t i = 0; i < std::size(digits); ++i) {
       if (!digits[i]) return std::nullopt;
@@ -284,7 +296,7 @@ struct SpaceGenerator::Impl {
   bool admit(const TileConfig& c, std::unordered_set<uint64_t>& programs, SpaceTally& tally) const {
     ++tally.analyzed;
     const TilingSummary s = analyzer.analyze(c);
-    if (!s.feasible) {
+    if (!s.feasible || !s.within_program_limits()) {  // past the limits compile refuses it
       ++tally.infeasible;
       return false;
     }
@@ -353,7 +365,7 @@ std::optional<uint64_t> SpaceGenerator::index_of(const TileConfig& config) const
 
 std::optional<uint64_t> SpaceGenerator::program_key(const TileConfig& config) const {
   const TilingSummary s = impl_->analyzer.analyze(config);
-  if (!s.feasible) return std::nullopt;
+  if (!s.feasible || !s.within_program_limits()) return std::nullopt;
   return search::program_key(s, config);
 }
 
@@ -366,7 +378,8 @@ std::string SpaceGenerator::describe() const {
   }
   return "fusion    " + std::to_string(a.fusion.size()) + "\ncube      " + cube + "\nvec       " +
          std::to_string(a.vec.size()) + "\nsplit_k   " + std::to_string(a.split_k.size()) + "\nl2_group  " +
-         std::to_string(a.l2_group.size()) + "\nnbuffer   " + std::to_string(a.nbuffer.size()) + "\nspace     " +
+         std::to_string(a.l2_group.size()) + "\nnbuffer   " + std::to_string(a.nbuffer.size()) + "\nreduce    " +
+         std::to_string(a.reduce.size()) + "\nspace     " +
          std::to_string(size()) + " candidates before analyze\n";
 }
 

@@ -3,8 +3,8 @@
 // MetaSchedule's space generator.
 //
 // The space is a product of axes: fusion partition x Cube tile x vector tile x split-K
-// x L2 grouping x n-buffer depth (an axis the graph has no use for has one choice,
-// "absent"). The per-axis lists come from search/tile_candidates.h and
+// x L2 grouping x n-buffer depth x reduction form (an axis the graph has no use for has
+// one choice, "absent"). The per-axis lists come from search/tile_candidates.h and
 // search/fusion_candidates.h; the baseline config's own choices (the op's default,
 // what a user hand-picks) are always on their axes, so the tuner can only do better.
 // Feasibility is core's analyze's call, never guessed here: Cube tiles that break a
@@ -50,6 +50,10 @@ struct SpaceAxes {
   std::vector<bool> split_k;
   std::vector<std::optional<std::pair<int64_t, int64_t>>> l2_group;
   std::vector<int> nbuffer;
+  // How a vector tile that cuts a reduced dim runs (absent = online); the passes form
+  // joins when the graph reduces. A tile that cuts no reduced dim compiles to the same
+  // program under both, and the second is skipped as equivalent.
+  std::vector<std::optional<ReduceForm>> reduce;
 };
 
 // What one enumeration or sampling pass saw: every candidate analyzed is exactly one of
@@ -58,7 +62,7 @@ struct SpaceAxes {
 struct SpaceTally {
   uint64_t analyzed = 0;
   uint64_t distinct = 0;     // feasible, and a program no earlier candidate compiles to
-  uint64_t infeasible = 0;   // analyze reported a violated rule
+  uint64_t infeasible = 0;   // analyze reported a violated rule, or a program past the size limits
   uint64_t equivalent = 0;   // feasible, but the same program as a distinct one before
   std::string to_string() const;  // "analyzed 120: 40 distinct, 70 infeasible, 10 equivalent"
 };
@@ -88,7 +92,8 @@ class SpaceGenerator {
   // The candidate at `index` < size() (mixed radix over the axes), feasible or not.
   TileConfig at(uint64_t index) const;
   // Where `config` sits in the space, or nullopt when one of its choices is on no axis.
-  // An absent nbuffer counts as 1 and the [kL0,kL1] / [kL0,kAL1,kBL1] forms as equal.
+  // An absent nbuffer counts as 1, an absent reduce as online and the [kL0,kL1] /
+  // [kL0,kAL1,kBL1] forms as equal.
   std::optional<uint64_t> index_of(const TileConfig& config) const;
   // The identity of the program `config` compiles to — equal for the equivalent
   // candidates enumeration skips — or nullopt when it is infeasible. For strategies that

@@ -13,6 +13,9 @@ constexpr int64_t kKL1Factors[] = {1, 2, 3, 4};  // the guide's kL1 = 1..4 x kL0
 // A UB row of fp16 must be 32 bytes: 16 elements is the smallest split of a last dim
 // that fits every float type (int8 tiles of 16 are left to analyze to reject).
 constexpr int64_t kMinLastDimSplit = 16;
+// The narrowest chunk a split reduction streams its row in: below it the chunk loop's
+// per-instruction latencies outweigh what a smaller UB tile buys.
+constexpr int64_t kMinReducedChunk = 512;
 
 // docs/compiler.md, "Cube tile": sizes align to 16 elements, 32 for 1-byte inputs.
 int64_t cube_alignment(DType input) { return dtype_size(input) == 1 ? 32 : 16; }
@@ -128,7 +131,7 @@ std::vector<Shape> vec_tile_candidates(const VecExtents& e, int64_t min_elements
   std::vector<std::vector<int64_t>> per_dim(rank);
   for (size_t d = 0; d < rank; ++d) {
     const int64_t w = e.widest[d];
-    per_dim[d] = e.reduced[d] ? std::vector<int64_t>{w}
+    per_dim[d] = e.reduced[d] ? powers_then_whole(std::min(kMinReducedChunk, w), w)
                               : powers_then_whole(d + 1 == rank ? std::min(kMinLastDimSplit, w) : 1, w);
   }
   std::vector<Shape> tiles;

@@ -6,7 +6,8 @@
 // the whole (aligned) dim; L1 is L0 x {1, 2, 4} on M and N and kL1 = kL0 x {1..4};
 // kAL1 or kBL1 may also hold the whole K (an operand resident in L1, the guide's decode
 // example). Vector tiles take powers of two and the whole dim per axis, reduced dims
-// whole. No list goes past the size that already covers the dim: larger sizes are
+// whole or split into chunks of a power of two from 512 (a split reduction streams the
+// row). No list goes past the size that already covers the dim: larger sizes are
 // clamped by the compiler to the same tile, so they would only repeat candidates.
 // Feasibility is not judged here; the space generator asks core's analyze.
 #pragma once
@@ -33,8 +34,8 @@ std::optional<MatmulExtents> matmul_extents(const TensorGraph& graph);
 
 // What the vector tile spans: one entry per dim of the widest iteration space (outermost
 // first; kernels of lower rank use the trailing entries), its largest extent over the
-// graph's vector work, and whether some reduction runs over it (then the tile covers it
-// whole).
+// graph's vector work, and whether some reduction runs over it (then a tile that cuts
+// it streams it, docs/compiler.md "Split reductions").
 struct VecExtents {
   Shape widest;
   std::vector<bool> reduced;
@@ -51,7 +52,7 @@ std::vector<int64_t> l1_sizes(int64_t l0, int64_t dim, int64_t align, std::span<
 std::vector<CubeTile> cube_tile_candidates(const MatmulExtents& e);
 
 // Powers of two per dim (from 16 on the last dim, where a UB row must stay 32-byte
-// aligned) and the whole dim; reduced dims whole. Tiles of fewer than `min_elements`
+// aligned; from 512 on a reduced dim) and the whole dim. Tiles of fewer than `min_elements`
 // elements are left out unless they are the whole iteration space: below that, the
 // vector unit's per-instruction latency dominates whatever the tile saves.
 std::vector<Shape> vec_tile_candidates(const VecExtents& e, int64_t min_elements);

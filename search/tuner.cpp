@@ -142,11 +142,14 @@ class TuningJob {
   void search_round() { search(strategy()); }
 
  private:
+  // The default is measured first. One that does not fit the target (an infeasible
+  // config, a program past the size limits) does not stop the search: the result says
+  // so and has no speedup over it. Any other failure of the default is a fault.
   TuningRecord measure_baseline() {
     const std::vector<TuningRecord> records = measure_batch({space_.baseline()}, kDefaultLabel);
     if (records.empty()) misreported(1, "returned no result for the default config");
     const TuningRecord& r = records.front();
-    if (!r.usable())
+    if (!r.usable() && r.measurement.status != measure::Status::INFEASIBLE)
       internal_error("tune: the default config " + r.config.to_string() + " of " + r.workload.key() +
                      " could not be measured: " + measure::status_name(r.measurement.status) + " " +
                      r.measurement.error);
@@ -155,6 +158,7 @@ class TuningJob {
 
   double noise_margin(const TuningRecord& baseline) const {
     if (baseline.measurement.simulated) return kDeterministicMargin;
+    if (!baseline.usable()) return kMaxNoise;  // no default measured: its spread is unknown
     return std::clamp(measure::relative_spread(baseline.measurement.stats), kMinNoise, kMaxNoise);
   }
 
@@ -255,26 +259,32 @@ class TuningJob {
   // from that under one machine state.
   void choose_winner(const TuningRecord& baseline) {
     const bool noisy = !baseline.measurement.simulated;
+    const bool with_default = baseline.usable();
+    if (!with_default && !best_)
+      fail(ErrorCategory::Infeasible, "tune: the default config of " + baseline.workload.key() + " does not fit " +
+                                          result_.target_name + " (" + baseline.measurement.error +
+                                          "), and no feasible candidate was measured");
     if (noisy && !result_.stopped && best_ && best_->config != baseline.config) {
-      std::vector<TileConfig> finalists{baseline.config};
+      std::vector<TileConfig> finalists;
+      if (with_default) finalists.push_back(baseline.config);
       for (const TuningRecord& r : top_records(options_.finalists))
         if (r.config != baseline.config) finalists.push_back(r.config);
       const std::vector<TuningRecord> again = measure_batch(finalists, result_.strategy, /*interleaved=*/true);
-      if (again.size() == finalists.size() && again.front().usable()) {
-        result_.baseline = again.front();
+      if (again.size() == finalists.size() && (!with_default || again.front().usable())) {
+        result_.baseline = with_default ? again.front() : baseline;
         result_.best = *std::min_element(again.begin(), again.end(), better);
-        if (!result_.best.usable() || !(result_.best.time_ns() < result_.baseline.time_ns()))
+        if (with_default && (!result_.best.usable() || !(result_.best.time_ns() < result_.baseline.time_ns())))
           result_.best = result_.baseline;
-        return finish();
+        if (result_.best.usable()) return finish();
       }
     }
     result_.baseline = baseline;
-    result_.best = best_ && best_->time_ns() < baseline.time_ns() ? *best_ : baseline;
+    result_.best = best_ && (!with_default || best_->time_ns() < baseline.time_ns()) ? *best_ : baseline;
     finish();
   }
 
   void finish() {
-    result_.speedup_vs_default = result_.baseline.time_ns() / result_.best.time_ns();
+    result_.speedup_vs_default = result_.has_default() ? result_.baseline.time_ns() / result_.best.time_ns() : 0;
     result_.best_spread = measure::relative_spread(result_.best.measurement.stats);
   }
 
@@ -317,6 +327,12 @@ json best_json(const TuningRecord& r) {
               {"strategy", r.strategy}};
 }
 
+// The default config and its time, or why it does not fit.
+json default_json(const TuningRecord& r) {
+  if (!r.usable()) return json{{"config", r.config.to_json()}, {"feasible", false}, {"why", r.measurement.error}};
+  return json{{"config", r.config.to_json()}, {"feasible", true}, {"measured_ns", r.time_ns()}};
+}
+
 }  // namespace
 
 int64_t TuneCounts::failed_total() const {
@@ -332,8 +348,8 @@ json TuneResult::to_json() const {
               {"backend", backend},
               {"strategy", strategy},
               {"best", best_json(best)},
-              {"default", {{"config", baseline.config.to_json()}, {"measured_ns", baseline.time_ns()}}},
-              {"speedup_vs_default", speedup_vs_default},
+              {"default", default_json(baseline)},
+              {"speedup_vs_default", has_default() ? json(speedup_vs_default) : json(nullptr)},
               {"candidates",
                {{"total", counts.total},
                 {"feasible", counts.feasible},

@@ -75,8 +75,11 @@ struct TuneResult {
   Workload workload;
   std::string target_name, target_fingerprint, backend, strategy;  // strategy as picked
   TuningRecord best;           // never slower than the default
-  TuningRecord baseline;       // the op's default config, measured
-  double speedup_vs_default = 1;  // baseline time / best time
+  // The op's default config, measured; INFEASIBLE (with why) when it does not fit the
+  // target, and then the search ran without it and there is no speedup.
+  TuningRecord baseline;
+  double speedup_vs_default = 1;  // baseline time / best time; 0 without a default
+  bool has_default() const { return baseline.usable(); }
   double best_spread = 0;      // relative spread of the winner's timing (noisy backends)
   TuneCounts counts;
   // Best measured time after each measurement, for convergence plots.
@@ -86,15 +89,17 @@ struct TuneResult {
   std::string store_location;
 
   // The CLI's --json: workload, target, backend, strategy, best {config, measured_ns,
-  // predicted_ns}, default {config, measured_ns}, speedup_vs_default, candidates
+  // predicted_ns}, default {config, feasible, measured_ns | why}, speedup_vs_default
+  // (null without a default), candidates
   // {total, feasible, measured, failed}, elapsed_s, db.
   nlohmann::json to_json() const;
 };
 
 // Tunes `w` on `target` with `runner`, committing every measurement to `store`.
 // (search/tuning_session.h runs the same job a round at a time.)
-// Throws a Usage Error for a bad option or workload before any measurement, and an
-// Internal Error when even the default config cannot be measured.
+// Throws a Usage Error for a bad option or workload before any measurement, an
+// Infeasible Error when neither the default nor any candidate fits the target, and an
+// Internal Error when the default fits but cannot be measured.
 TuneResult tune(const Workload& w, const Target& target, measure::Runner& runner, TuningStore& store,
                 const TuneOptions& options);
 

@@ -73,7 +73,7 @@ TEST(CubeTileCandidates, HoldTheGuideTilesOnItsShapes) {
   EXPECT_TRUE(has(decode, {96, 96, 64, 1536, 256, 128, 128})) << "A resident in L1";
 }
 
-TEST(VecTileCandidates, ReducedDimsWholeSmallTilesDroppedLastDimAligned) {
+TEST(VecTileCandidates, ReducedDimsWholeOrInChunksSmallTilesDroppedLastDimAligned) {
   const VecExtents e{{6, 300, 1000}, {false, false, true}};
   const std::vector<Shape> tiles = vec_tile_candidates(e, 256);
   ASSERT_FALSE(tiles.empty());
@@ -81,13 +81,18 @@ TEST(VecTileCandidates, ReducedDimsWholeSmallTilesDroppedLastDimAligned) {
   EXPECT_EQ(seen.size(), tiles.size());
   for (const Shape& t : tiles) {
     ASSERT_EQ(t.size(), 3u);
-    EXPECT_EQ(t[2], 1000) << "the reduced dim is whole";
+    EXPECT_TRUE(t[2] == 1000 || t[2] == 512) << "the reduced dim is whole, or in chunks of 512 and up";
     EXPECT_TRUE(t[0] == 6 || (t[0] & (t[0] - 1)) == 0) << t[0];
     EXPECT_TRUE(t[1] == 300 || (t[1] & (t[1] - 1)) == 0) << t[1];
     EXPECT_GE(num_elements(t), 256);
   }
   EXPECT_TRUE(seen.count({6, 300, 1000}));
   EXPECT_TRUE(seen.count({1, 1, 1000}));
+  EXPECT_TRUE(seen.count({6, 300, 512}));  // a split reduction
+  const std::vector<Shape> wide = vec_tile_candidates({{4, 151936}, {false, true}}, 256);
+  std::set<int64_t> chunks;
+  for (const Shape& t : wide) chunks.insert(t[1]);
+  EXPECT_EQ(chunks, (std::set<int64_t>{512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 151936}));
 
   const std::vector<Shape> flat = vec_tile_candidates({{64, 100}, {false, false}}, 256);
   for (const Shape& t : flat) EXPECT_TRUE(t[1] == 100 || t[1] % 16 == 0) << shape_str(t);

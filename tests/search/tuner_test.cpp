@@ -210,10 +210,33 @@ TEST(Tune, ResultJsonHasTheDocumentedFields) {
                         "candidates", "elapsed_s", "db"})
     EXPECT_TRUE(j.contains(f)) << f;
   for (const char* f : {"config", "measured_ns", "predicted_ns"}) EXPECT_TRUE(j["best"].contains(f)) << f;
-  for (const char* f : {"config", "measured_ns"}) EXPECT_TRUE(j["default"].contains(f)) << f;
+  for (const char* f : {"config", "feasible", "measured_ns"}) EXPECT_TRUE(j["default"].contains(f)) << f;
   for (const char* f : {"total", "feasible", "measured", "failed"}) EXPECT_TRUE(j["candidates"].contains(f)) << f;
   EXPECT_EQ(j["db"], "memory");
   EXPECT_EQ(j["workload"], w.key());
+}
+
+// attention at S = 4096: the op's default compiles to 4.4 M tasks, past kMaxTasks. The
+// tuner says so, searches the feasible space without it and reports no speedup.
+TEST(Tune, AnInfeasibleDefaultDoesNotStopTheSearch) {
+  const Workload w = Workload::parse_key("attention|1,32,4096,64|fp16");
+  FakeRunner runner(measure::make_runner("model", npu()), never);
+  MemoryStore store;
+  TuneOptions o;
+  o.strategy = "random";
+  o.budget = 6;
+  const TuneResult r = tune(w, npu(), runner, store, o);
+  EXPECT_FALSE(r.has_default());
+  EXPECT_EQ(r.baseline.measurement.status, Status::INFEASIBLE);
+  EXPECT_NE(r.baseline.measurement.error.find("over the limit of 1048576"), std::string::npos)
+      << r.baseline.measurement.error;
+  ASSERT_TRUE(r.best.usable());
+  EXPECT_EQ(r.counts.measured, 6);
+  EXPECT_EQ(r.speedup_vs_default, 0);
+  const nlohmann::json j = r.to_json();
+  EXPECT_TRUE(j["speedup_vs_default"].is_null());
+  EXPECT_EQ(j["default"]["feasible"], false);
+  EXPECT_FALSE(j["default"].contains("measured_ns"));
 }
 
 TEST(Tune, BadOptionsAreUsageErrorsBeforeAnyMeasurement) {
