@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "core/size_limits.h"
+#include "core/passes/codegen_attention.h"
 #include "core/passes/codegen_stream.h"
 #include "core/passes/codegen_vector.h"
 #include "core/passes/fusion_partition.h"
@@ -45,7 +46,7 @@ int64_t TilingSummary::instructions() const {
 
 int64_t TilingSummary::tasks() const {
   int64_t n = 0;
-  for (const KernelSummary& k : kernels) n += k.aic_tasks + k.aiv_tasks;
+  for (const KernelSummary& k : kernels) n += k.aic_tasks + k.aiv_tasks + k.mix_tasks;
   return n;
 }
 
@@ -129,25 +130,31 @@ class KernelCounter {
   }
 
   // `count` times the instructions of `b` from `from` on, run by tasks whose GM binding
-  // slot i is tensor slot_tensor[i].
+  // slot i is tensor slot_tensor[i]. In a MIX block unit 0 is the Cube core, the rest
+  // its vector cores.
   void instructions(const BlockProgram& b, size_t from, const std::vector<int>& slot_tensor, int64_t count) {
     const auto c = static_cast<double>(count);
+    const bool mix = b.core == CoreType::MIX;
     for (size_t i = from; i < b.instrs.size(); ++i) {
       const Instr& in = b.instrs[i];
+      const bool cube_side = mix && in.unit == 0;
       out_.instructions += count;
+      if (cube_side) out_.aic_instructions += count;
       switch (in.op) {
         case Opcode::TLOAD: {
           const double bytes = c * static_cast<double>(operand_bytes(b, in.dst));
-          out_.aiv_gm_loads += count;
+          (cube_side ? out_.aic_gm_loads : out_.aiv_gm_loads) += count;
           out_.gm_read_bytes += bytes;
           add_read(slot_tensor[in.src[0].id], bytes);
           break;
         }
         case Opcode::TSTORE:
-          out_.aiv_gm_stores += count;
+          (cube_side ? out_.aic_gm_stores : out_.aiv_gm_stores) += count;
           out_.gm_write_bytes +=
               c * static_cast<double>(num_elements(in.src[0].extent) * dtype_size(tensor_dtype(slot_tensor[in.dst.id])));
           break;
+        case Opcode::TMOV: move(b, in, cube_side || !mix, c); break;
+        case Opcode::TMATMUL: matmul(b, in, count); break;
         case Opcode::TVEC:
         case Opcode::TREDUCE:
         case Opcode::TFILL: vector_instr(b, in, count); break;
@@ -201,6 +208,28 @@ class KernelCounter {
 
   int64_t gm_bytes(const VectorBody& body, const GmAccess& a, const Shape& ext) const {
     return spanned_elements(a.mask, ext) * dtype_size(body.values[a.value].dtype);
+  }
+
+  // L1 -> L0A/L0B feeds the Cube; L0C out by FIX; any move between the Cube's and the
+  // vector units' memories (through WS or direct) is a hand-off; UB -> UB is vector work.
+  void move(const BlockProgram& b, const Instr& in, bool cube_side, double c) {
+    const MemLevel from = in.src[0].level, to = in.dst.level;
+    const double bytes = c * static_cast<double>(operand_bytes(b, in.dst));
+    if (from == MemLevel::UB && to == MemLevel::UB) return vector_instr(b, in, static_cast<int64_t>(c));
+    if (to == MemLevel::L0A) out_.l1_to_l0a_bytes += bytes;
+    if (to == MemLevel::L0B) out_.l1_to_l0b_bytes += bytes;
+    if (from == MemLevel::L0C) out_.l0c_out_bytes += bytes;
+    if (to == MemLevel::L0A || to == MemLevel::L0B) return;
+    const int side = cube_side ? 0 : 1, pipe = static_cast<int>(in.pipe);
+    out_.handoff_bytes[side][pipe] += bytes;
+    out_.handoff_moves[side][pipe] += static_cast<int64_t>(c);
+  }
+
+  void matmul(const BlockProgram& b, const Instr& in, int64_t count) {
+    const Fractal f = fractal_of(t_, b.buffers[in.src[0].id].dtype);
+    const int64_t m = in.dst.extent[in.dst.extent.size() - 2], n = in.dst.extent.back(), k = in.src[0].extent.back();
+    out_.tmatmuls += count;
+    out_.fractals += count * ceil_div(m, f.m) * ceil_div(k, f.k) * ceil_div(n, f.n);
   }
 
   static int64_t operand_bytes(const BlockProgram& b, const Operand& o) {
@@ -437,13 +466,142 @@ void summarise_cube(const passes::Partition& p, const TiledKernel& k, KernelCoun
     }
 }
 
-int storage_owner(const passes::Partition& p, int tensor) {
-  while (p.tensors[tensor].alias_of >= 0) tensor = p.tensors[tensor].alias_of;
+// `times` a tally of some instructions (counted into a summary of its own) into `into`.
+void accumulate(KernelSummary& into, const KernelSummary& from, int64_t times) {
+  const auto c = static_cast<double>(times);
+  into.instructions += times * from.instructions;
+  into.aic_instructions += times * from.aic_instructions;
+  into.aic_gm_loads += times * from.aic_gm_loads;
+  into.aic_gm_stores += times * from.aic_gm_stores;
+  into.aiv_gm_loads += times * from.aiv_gm_loads;
+  into.aiv_gm_stores += times * from.aiv_gm_stores;
+  into.tmatmuls += times * from.tmatmuls;
+  into.fractals += times * from.fractals;
+  into.gm_read_bytes += c * from.gm_read_bytes;
+  into.gm_write_bytes += c * from.gm_write_bytes;
+  into.l1_to_l0a_bytes += c * from.l1_to_l0a_bytes;
+  into.l1_to_l0b_bytes += c * from.l1_to_l0b_bytes;
+  into.l0c_out_bytes += c * from.l0c_out_bytes;
+  for (int side = 0; side < 2; ++side)
+    for (int p = 0; p < kNumPipes; ++p) {
+      into.handoff_bytes[side][p] += c * from.handoff_bytes[side][p];
+      into.handoff_moves[side][p] += times * from.handoff_moves[side][p];
+    }
+  for (const TensorRead& r : from.reads) {
+    auto it = std::find_if(into.reads.begin(), into.reads.end(), [&](const TensorRead& x) { return x.tensor == r.tensor; });
+    if (it == into.reads.end()) it = into.reads.insert(into.reads.end(), {r.tensor, 0, 0, false});
+    it->bytes += c * r.bytes;
+  }
+  for (const VectorWork& w : from.vector_work) {
+    auto it = std::find_if(into.vector_work.begin(), into.vector_work.end(), [&](const VectorWork& x) {
+      return x.op == w.op && x.reduce == w.reduce && x.dtype == w.dtype;
+    });
+    if (it == into.vector_work.end()) it = into.vector_work.insert(into.vector_work.end(), {w.op, w.reduce, w.dtype, 0, 0, 0});
+    it->instrs += times * w.instrs;
+    it->repeats += times * w.repeats;
+    it->elements += times * w.elements;
+  }
+}
+
+// Query-key pairs a row can see, over all rows (causal: those left of the diagonal).
+double visible_pairs(const passes::AttentionSpec& s) {
+  if (!s.causal) return static_cast<double>(s.sq) * static_cast<double>(s.skv);
+  double pairs = 0;
+  for (int64_t p = 0; p < s.sq; ++p) pairs += static_cast<double>(std::min(s.skv, p + s.skv - s.sq + 1));
+  return pairs;
+}
+
+// flash_attention: its tasks grouped by block key; each group's steps counted once per
+// step key (attention's codegen says which steps count alike) and multiplied.
+// UB bytes the instructions of `task` name: every buffer slot its steps cycle through.
+int64_t attention_ub_addressed(const passes::AttentionSpec& s, const passes::AttentionTiling& a,
+                               const passes::AttentionTask& task) {
+  BlockProgram b;
+  passes::AttentionEmitter(s, a, task, b).emit_all();
+  std::vector<std::pair<int64_t, int64_t>> named;
+  auto add = [&](const Operand& o) {
+    if (o.level != MemLevel::UB) return;
+    const LocalBuffer& x = b.buffers[o.id];
+    named.emplace_back(x.byte_offset, x.byte_offset + x.bytes());
+  };
+  for (const Instr& in : b.instrs) {
+    add(in.dst);
+    for (const Operand& o : in.src) add(o);
+  }
+  return union_bytes(std::move(named));
+}
+
+void summarise_attention(const passes::Partition& p, const TiledKernel& k, const Target& t, int nbuffer,
+                         const std::vector<GmTensor>& tensors, KernelSummary& out) {
+  const passes::AttentionSpec& s = *p.kernels[k.spec].attention;
+  const passes::AttentionTiling& a = *k.attention;
+  out.uses_cube = true;
+  out.iteration = {s.batch, s.kv_heads, s.rows(), s.skv};
+  out.tile = {1, 1, a.row_blocks.tile, a.kv_blocks.tile};
+  out.tile_counts = {s.batch, s.kv_heads, a.row_blocks.count, a.kv_blocks.count};
+  out.tail = {1, 1, a.row_blocks.tail, a.kv_blocks.tail};
+  out.attention_tiles = {a.q_tile, a.kv_tile, a.splits, static_cast<int64_t>(a.order), a.qk.m, a.qk.k, a.qk.n,
+                         a.pv.m, a.pv.k, a.pv.n, a.v1_rows, a.v2_rows};
+  out.useful_flops = 4.0 * static_cast<double>(s.batch * s.heads) * visible_pairs(s) * static_cast<double>(s.dim);
+  out.cube_a = s.q;
+  out.cube_b = s.k;
+  out.cube_out = a.splits > 1 ? a.first_extra_tensor : s.out;
+  std::map<std::vector<int64_t>, std::pair<passes::AttentionTask, int64_t>> classes;
+  for (const passes::AttentionTask& task : passes::attention_tasks(s, a)) {
+    auto& [first, n] = classes.try_emplace(passes::attention_block_key(s, a, task), task, 0).first->second;
+    ++n;
+    out.loop_steps += task.blocks;
+    out.longest_task_steps = std::max(out.longest_task_steps, task.blocks);
+    ++out.mix_tasks;
+  }
+  std::vector<int> slot_tensor;
+  for (const TensorBinding& b : passes::attention_bindings(s, a, classes.begin()->second.first)) slot_tensor.push_back(b.tensor);
+  std::map<std::vector<int64_t>, KernelSummary> steps;
+  for (const auto& [key, group] : classes) {
+    const auto& [task, n] = group;
+    out.ub_addressed_bytes = std::max(out.ub_addressed_bytes, attention_ub_addressed(s, a, task));
+    BlockProgram scratch;
+    passes::AttentionEmitter emit(s, a, task, scratch);
+    auto tally_into = [&](KernelSummary& into, int64_t times) {
+      KernelCounter counter(t, nbuffer, into);
+      counter.set_tensors(tensors);
+      counter.instructions(scratch, 0, slot_tensor, times);
+      scratch.instrs.clear();
+    };
+    emit.prologue();
+    tally_into(out, n);
+    for (int step = 0; step < emit.steps(); ++step) {
+      const std::vector<int64_t> step_key = emit.step_key(step);
+      auto it = steps.find(step_key);
+      if (it == steps.end()) {
+        emit.step(step);
+        it = steps.emplace(step_key, KernelSummary{}).first;
+        tally_into(it->second, 1);
+      }
+      accumulate(out, it->second, n);
+    }
+  }
+}
+
+// The program's tensors: the partition's, then those the tiling added.
+std::vector<GmTensor> all_tensors(const passes::Partition& p, const passes::TilePlan& plan) {
+  std::vector<GmTensor> all = p.tensors;
+  all.insert(all.end(), plan.extra_tensors.begin(), plan.extra_tensors.end());
+  return all;
+}
+
+const GmTensor& tensor_of(const passes::Partition& p, const passes::TilePlan& plan, int id) {
+  const auto n = static_cast<int>(p.tensors.size());
+  return id < n ? p.tensors[id] : plan.extra_tensors[id - n];
+}
+
+int storage_owner(const passes::Partition& p, const passes::TilePlan& plan, int tensor) {
+  while (tensor_of(p, plan, tensor).alias_of >= 0) tensor = tensor_of(p, plan, tensor).alias_of;
   return tensor;
 }
 
-double tensor_bytes(const passes::Partition& p, int tensor) {
-  const GmTensor& t = p.tensors[tensor];
+double tensor_bytes(const passes::Partition& p, const passes::TilePlan& plan, int tensor) {
+  const GmTensor& t = tensor_of(p, plan, tensor);
   return static_cast<double>(num_elements(t.shape) * dtype_size(t.dtype));
 }
 
@@ -452,26 +610,29 @@ double tensor_bytes(const passes::Partition& p, int tensor) {
 // by the kernels in between, plus its own, fit in L2.
 void summarise_l2_reuse(const passes::Partition& p, const passes::TilePlan& plan, int64_t l2_bytes,
                         TilingSummary& out) {
-  std::vector<int> last_touch(p.tensors.size(), -1);
+  std::vector<int> last_touch(p.tensors.size() + plan.extra_tensors.size(), -1);
   std::vector<double> touched_before(out.kernels.size() + 1, 0.0);  // prefix sums of touched_bytes
   for (size_t i = 0; i < out.kernels.size(); ++i) {
     KernelSummary& ks = out.kernels[i];
     const passes::TiledKernel& k = plan.kernels[i];
+    std::vector<int> stored;
+    if (k.body)
+      for (const GmAccess& a : k.body->stores) stored.push_back(a.tensor);
+    if (ks.uses_cube) stored.push_back(ks.cube_out);
+    if (k.attention && k.attention->splits > 1) stored.insert(stored.end(), {ks.cube_out + 1, ks.cube_out + 2});
     double written = 0;
-    for (const GmAccess& a : k.body->stores) written += tensor_bytes(p, a.tensor);
-    if (ks.uses_cube) written += tensor_bytes(p, ks.cube_out);
+    for (int tensor : stored) written += tensor_bytes(p, plan, tensor);
     ks.touched_bytes = std::min(written, ks.gm_write_bytes);
     for (TensorRead& r : ks.reads) {
-      r.distinct_bytes = std::min(r.bytes, tensor_bytes(p, r.tensor));
+      r.distinct_bytes = std::min(r.bytes, tensor_bytes(p, plan, r.tensor));
       ks.touched_bytes += r.distinct_bytes;
-      const int j = last_touch[storage_owner(p, r.tensor)];
+      const int j = last_touch[storage_owner(p, plan, r.tensor)];
       r.l2_resident = j >= 0 && touched_before[i] - touched_before[j + 1] + r.distinct_bytes <=
                                     static_cast<double>(l2_bytes);
     }
     touched_before[i + 1] = touched_before[i] + ks.touched_bytes;
-    for (const TensorRead& r : ks.reads) last_touch[storage_owner(p, r.tensor)] = static_cast<int>(i);
-    for (const GmAccess& a : k.body->stores) last_touch[storage_owner(p, a.tensor)] = static_cast<int>(i);
-    if (ks.uses_cube) last_touch[storage_owner(p, ks.cube_out)] = static_cast<int>(i);
+    for (const TensorRead& r : ks.reads) last_touch[storage_owner(p, plan, r.tensor)] = static_cast<int>(i);
+    for (int tensor : stored) last_touch[storage_owner(p, plan, tensor)] = static_cast<int>(i);
   }
 }
 
@@ -508,20 +669,25 @@ struct Analyzer::Impl {
     out.violations = plan.violations;
     if (!plan.feasible) return out;
     out.kernels.resize(plan.kernels.size());
+    std::vector<GmTensor> with_extra;
+    const std::vector<GmTensor>* tensors = &p->tensors;
+    if (!plan.extra_tensors.empty()) tensors = &(with_extra = all_tensors(*p, plan));
     for (size_t i = 0; i < plan.kernels.size(); ++i) {
       const TiledKernel& k = plan.kernels[i];
       KernelSummary& ks = out.kernels[i];
       ks.kernel = static_cast<int>(i);
-      if (k.kind != passes::KernelKind::Zero) ks.nodes = p->kernels[k.spec].nodes;
+      if (k.kind != passes::KernelKind::Zero && k.kind != passes::KernelKind::Combine) ks.nodes = p->kernels[k.spec].nodes;
       ks.after = k.after;
       fill_footprint(k, rc.nbuffer, ks);
       ks.loads_clear_of_stores = loads_clear_of_stores(k);
       KernelCounter counter(target, rc.nbuffer, ks);
-      counter.set_tensors(p->tensors);
+      counter.set_tensors(*tensors);
       if (k.kind == passes::KernelKind::Cube) {
         summarise_cube(*p, k, counter, ks);
+      } else if (k.kind == passes::KernelKind::Attention) {
+        summarise_attention(*p, k, target, rc.nbuffer, *tensors, ks);
       } else {
-        summarise_vector(k, counter, ks, rc.nbuffer, p->tensors);
+        summarise_vector(k, counter, ks, rc.nbuffer, *tensors);
       }
     }
     summarise_l2_reuse(*p, plan, target.l2_bytes, out);

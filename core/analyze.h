@@ -9,6 +9,7 @@
 // pipeline produces; tests/core check that for random configs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -62,7 +63,7 @@ struct KernelSummary {
   Shape tail;             // extent of the last tile per dim (== tile where it divides)
   int64_t aic_tasks = 0;
   int64_t aiv_tasks = 0;
-  int64_t instructions = 0;  // executed over all tasks, flags included
+  int64_t instructions = 0;  // executed over all tasks, flags included (MIX: on unit 0 in aic_instructions)
   int64_t aic_instructions = 0;  // of them, in cube tasks
 
   // Split reductions (a vector tile that cuts the reduced dim): the dim each task streams,
@@ -70,6 +71,18 @@ struct KernelSummary {
   int stream_dim = -1;
   int64_t stream_chunks = 0;
   int64_t stream_passes = 0;
+
+  // MIX kernels (flash_attention): tasks on clusters of an AIC and its vector units, each
+  // looping over KV blocks (loop_steps over all tasks; the longest task's), and the tiles
+  // handed between the Cube and the vector units (through the L2 workspace, or direct),
+  // by the side that moves them (0: the Cube unit, 1: the vector units) and pipe.
+  // attention_tiles: q_tile, kv_tile, splits, order, the matmuls' L0 m/k/n, v1/v2 rows.
+  int64_t mix_tasks = 0;
+  int64_t loop_steps = 0;
+  int64_t longest_task_steps = 0;
+  std::array<std::array<double, kNumPipes>, 2> handoff_bytes{};
+  std::array<std::array<int64_t, kNumPipes>, 2> handoff_moves{};
+  Shape attention_tiles;
 
   // Cube kernels.
   int64_t k_steps = 0;       // L1-level K iterations per cube task

@@ -76,6 +76,7 @@ Compiled compile(const TensorGraph& graph, const TileConfig& config, const Targe
   if (const auto problem = program_too_large(analyze(graph, config, target), config)) usage_error(*problem);
   out.program.target = target.name;
   out.program.tensors = partition.tensors;
+  out.program.tensors.insert(out.program.tensors.end(), plan.extra_tensors.begin(), plan.extra_tensors.end());
   passes::partition_blocks(partition, plan, rc, out.program);
   passes::link_execute_graph(plan, out.program);
   if (options.dumps) out.block_dump = passes::dump_block_graph(out.program);

@@ -13,6 +13,7 @@
 
 #include "core/analyze.h"
 #include "core/op_library.h"
+#include "core/passes/attention_tiling.h"
 #include "core/passes/cube_layout.h"
 #include "core/passes/fusion_partition.h"
 #include "core/passes/resolve_config.h"
@@ -27,6 +28,8 @@ struct GraphExtents {
   bool has_cube = false;
   int64_t m = 0, n = 0, k = 0, align = 16;       // largest matmul dims, coarsest alignment
   std::vector<const passes::VectorBody*> bodies;  // every vector body (epilogues included)
+  // flash_attention's smallest KV block: whole scale blocks of an int8 KV cache.
+  int64_t attention_kv_floor = 16;
 };
 
 GraphExtents extents_of(const passes::Partition& p) {
@@ -40,6 +43,7 @@ GraphExtents extents_of(const passes::Partition& p) {
       e.align = std::max(e.align, passes::cube_align(k.cube->in));
     }
     if (!k.body.empty()) e.bodies.push_back(&k.body);
+    if (k.attention && k.attention->quantized()) e.attention_kv_floor = kKvQuantBlock;
   }
   return e;
 }
@@ -188,7 +192,41 @@ bool fix_structure(TileConfig& c, const std::vector<Violation>& v, const GraphEx
   return changed;
 }
 
+// flash_attention: the vector slices' rows first (UB), then the matmuls' L0 tiles when an
+// L0 overflows, then the KV block, the Q block and the pipeline's depth, each halved down
+// to a floor. v1's rows stay whole 16-row fractals: on a direct target its slice of P goes
+// straight into L1 (attention_tiling.cpp, rule "attention alignment").
+bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv_floor) {
+  auto halve = [](int64_t& x, int64_t floor) {
+    if (x <= floor) return false;
+    x = std::max(floor, x / 2);
+    return true;
+  };
+  for (const auto& [stage, floor] : {std::pair{"v1", 16}, std::pair{"v2", 8}}) {
+    StageTiles& st = c.stages[stage];
+    if (!st.vec) st.vec = passes::fallback_stage(stage).vec;
+    if (halve(st.vec->front(), floor)) return true;
+  }
+  if (has_rule(v, "L0A capacity") || has_rule(v, "L0B capacity") || has_rule(v, "L0C capacity")) {
+    bool changed = false;
+    for (const char* stage : {"c1", "c2"}) {
+      StageTiles& st = c.stages[stage];
+      if (!st.cube) st.cube = passes::fallback_stage(stage).cube;
+      changed |= halve_largest({&st.cube->mL0, &st.cube->kL0, &st.cube->nL0}, 16);
+    }
+    if (changed) return true;
+  }
+  AttentionTiles& a = *c.attention;
+  if (halve(a.kv_tile, kv_floor) || halve(a.q_tile, 16)) return true;
+  if (c.nbuffer_or_default() > 1) {
+    c.nbuffer = c.nbuffer_or_default() - 1;
+    return true;
+  }
+  return false;
+}
+
 bool shrink(TileConfig& c, const std::vector<Violation>& v, const GraphExtents& e) {
+  if (c.attention) return shrink_attention(c, v, e.attention_kv_floor);
   if (fix_structure(c, v, e)) return true;
   if (c.cube) {
     const int64_t a = e.align;
@@ -212,6 +250,15 @@ TileConfig default_config(const Workload& w, const TensorGraph& g, const Target&
   const GraphExtents e = extents_of(partition);
   if (c.cube && e.has_cube) clamp_cube(*c.cube, e);
   if (c.vec && !e.bodies.empty()) clamp_vec(*c.vec, e);
+  for (const passes::KernelSpec& k : partition.kernels)
+    if (k.attention && c.attention) {  // the blocks no larger than what they cut
+      c.attention->q_tile = std::min(c.attention->q_tile, k.attention->rows());
+      c.attention->kv_tile = std::min(c.attention->kv_tile, k.attention->skv);
+      // The output update reads head rows whole (attention_tiling.cpp, rule "attention v2").
+      StageTiles& v2 = c.stages["v2"];
+      if (!v2.vec) v2.vec = passes::fallback_stage("v2").vec;
+      v2.vec->back() = std::max(v2.vec->back(), k.attention->dim);
+    }
   const Analyzer analyzer(g, t);
   for (int round = 0; round < kMaxShrinkRounds; ++round) {
     const TilingSummary s = analyzer.analyze(c);

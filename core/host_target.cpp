@@ -167,6 +167,7 @@ Target detect_host_target(const HostSources& sources) {
              sources.cpuinfo + "; the compiler's SIMD macros";
   t.hard_capacity = false;
   t.split_cores = false;
+  t.cv_direct = true;
   t.aic_cores = t.aiv_cores = cores;
   t.clock_mhz = clock_mhz;
 

@@ -156,6 +156,47 @@ TensorGraph build_rmsnorm(const Workload& w) {
   return finish(b, narrow(b, scaled, w.dtype, "y"));
 }
 
+// flash_attention's K/V heads and element type (attributes kv_heads, kv_dtype).
+int64_t kv_heads_of(const Workload& w) { return w.attr("kv_heads", w.shape[1]); }
+DType kv_dtype_of(const Workload& w) { return static_cast<DType>(w.attr("kv_dtype", static_cast<int64_t>(w.dtype))); }
+
+TensorGraph build_flash_attention(const Workload& w) {
+  const int64_t batch = w.shape[0], heads = w.shape[1], sq = w.shape[2], skv = w.shape[3], dim = w.shape[4];
+  const int64_t kv_heads = kv_heads_of(w);
+  const DType kv = kv_dtype_of(w);
+  GraphBuilder b;
+  const NodeId q = b.input("q", {batch, heads, sq, dim}, w.dtype);
+  const NodeId k = b.input("k", {batch, kv_heads, skv, dim}, kv);
+  const NodeId v = b.input("v", {batch, kv_heads, skv, dim}, kv);
+  NodeId k_scale = -1, v_scale = -1;
+  if (kv == DType::I8) {
+    const Shape scales = {batch, kv_heads, ceil_div(skv, kKvQuantBlock)};
+    k_scale = b.input("k_scale", scales, DType::F32);
+    v_scale = b.input("v_scale", scales, DType::F32);
+  }
+  return finish(b, b.flash_attention(q, k, v, k_scale, v_scale, flag(w, "causal"),
+                                     1 / std::sqrt(static_cast<double>(dim)), "out"));
+}
+
+void check_flash_attention_attrs(const Workload& w) {
+  const int64_t causal = w.attr("causal"), kv_heads = kv_heads_of(w);
+  if (causal != 0 && causal != 1)
+    usage_error("flash_attention: attribute causal=" + std::to_string(causal) + " must be 0 or 1");
+  if (kv_heads < 1 || w.shape[1] % kv_heads != 0)
+    usage_error("flash_attention: attribute kv_heads=" + std::to_string(kv_heads) + " must divide H=" +
+                std::to_string(w.shape[1]) + " (grouped-query attention; kv_heads=1: multi-query)");
+  if (causal && w.shape[3] < w.shape[2])
+    usage_error("flash_attention: causal needs SKV >= SQ (got SQ=" + std::to_string(w.shape[2]) + ", SKV=" +
+                std::to_string(w.shape[3]) + "): the first query rows would see no key");
+  const int64_t kv = w.attr("kv_dtype", static_cast<int64_t>(w.dtype));
+  if (kv != static_cast<int64_t>(w.dtype) && kv != static_cast<int64_t>(DType::I8))
+    usage_error("flash_attention: attribute kv_dtype=" +
+                (kv >= 0 && kv <= static_cast<int64_t>(DType::Bool) ? std::string(dtype_name(static_cast<DType>(kv)))
+                                                                    : std::to_string(kv)) +
+                " must be the workload's dtype " + dtype_name(w.dtype) + " or int8 (with one fp32 scale per " +
+                std::to_string(kKvQuantBlock) + " tokens)");
+}
+
 TensorGraph build_attention(const Workload& w) {
   const int64_t head_dim = w.shape[3];
   GraphBuilder b;
@@ -214,6 +255,23 @@ TileConfig vec_config(const Shape& vec) {
 TileConfig elementwise_hand_picked(const Workload&) { return vec_config(elementwise_vec()); }
 TileConfig row_hand_picked(const Workload& w) {
   return vec_config({rows_per_block(w.shape[1]), w.shape[1]});
+}
+
+// PyPTO's flash attention samples keep a tile set per stage (c1/v1/c2/v2); these are the
+// Q and KV blocks of the published PTO kernel (hw-native-sys/pto-isa flash_atten: CUBE_S0
+// 128, TILE_S1 256) with each vector core owning half the rows in slices of 16.
+TileConfig flash_attention_hand_picked(const Workload&) {
+  TileConfig t;
+  t.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq};
+  CubeTile c1 = cube_tile(128, 64, 128, 128);  // S = Q K^T: M the Q rows, K the head dim
+  c1.nL1 = 256;                                 // N the KV block, in L0 sub-tiles of 128
+  const CubeTile c2 = cube_tile(128, 128, 256, 128);  // O = P V: K the KV block, N the head dim
+  t.stages["c1"].cube = c1;
+  t.stages["v1"].vec = Shape{16, 256};
+  t.stages["c2"].cube = c2;
+  t.stages["v2"].vec = Shape{16, 128};
+  t.nbuffer = kHandPickedNbuffer;
+  return t;
 }
 
 TileConfig attention_hand_picked(const Workload& w) {
@@ -283,6 +341,15 @@ std::vector<OpDef> make_library() {
          return {reference::attention(in[0], in[1], in[2], flag(w, "causal"))};
        },
        attention_hand_picked},
+      {"flash_attention", {"B", "H", "SQ", "SKV", "D"},
+       "attention fused: a loop over KV blocks, online softmax; GQA (kv_heads), int8 KV (kv_dtype)",
+       {"causal", "kv_heads", "kv_dtype"}, float_types, build_flash_attention,
+       [](const Workload& w, const Inputs& in) -> Outputs {
+         const bool quantized = in.size() == 5;
+         return {reference::flash_attention(in[0], in[1], in[2], quantized ? &in[3] : nullptr,
+                                            quantized ? &in[4] : nullptr, flag(w, "causal"))};
+       },
+       flash_attention_hand_picked, check_flash_attention_attrs},
   };
 }
 
@@ -310,9 +377,10 @@ void check_workload(const OpDef& op, const Workload& w) {
     if (std::find(op.attrs.begin(), op.attrs.end(), name) == op.attrs.end())
       usage_error(op.name + ": unknown attribute '" + name + "' (accepted: " +
                   (op.attrs.empty() ? "none" : join(op.attrs)) + ")");
-    if (value != 0 && value != 1)
+    if (!op.check_attrs && value != 0 && value != 1)
       usage_error(op.name + ": attribute " + name + "=" + std::to_string(value) + " must be 0 or 1");
   }
+  if (op.check_attrs) op.check_attrs(w);
 }
 
 // The reference takes what the graph takes: same count, shapes and dtypes.

@@ -34,6 +34,9 @@ struct OpDef {
   // What a PyPTO user would hand-pick for this workload (ascend-facts.md), before any
   // clamping to the shape or the target; default_config() refines it.
   std::function<TileConfig(const Workload&)> hand_picked;
+  // Checks the attribute values (usage Error naming the bad one); absent: every
+  // attribute is a 0/1 flag.
+  std::function<void(const Workload&)> check_attrs;
 };
 
 const std::vector<OpDef>& op_library();

@@ -23,6 +23,7 @@ const char* mem_level_name(MemLevel l) {
     case MemLevel::L0B: return "L0B";
     case MemLevel::L0C: return "L0C";
     case MemLevel::UB: return "UB";
+    case MemLevel::WS: return "WS";
   }
   return "?";
 }
@@ -113,9 +114,13 @@ std::string format_scalar(double v) {
 std::string instr_text(const Instr& in, const OperandNamer& namer) {
   std::string line = in.mnemonic();
   line.resize(std::max<size_t>(line.size(), 13), ' ');
-  if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG)
-    return line + " " + pipe_name(in.flag_src) + " -> " + pipe_name(in.flag_dst) + "  ev" +
+  if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG) {
+    const bool across = in.set_unit() != in.wait_unit();
+    const std::string src = across ? "u" + std::to_string(in.set_unit()) + "." : "";
+    const std::string dst = across ? "u" + std::to_string(in.wait_unit()) + "." : "";
+    return line + " " + src + pipe_name(in.flag_src) + " -> " + dst + pipe_name(in.flag_dst) + "  ev" +
            std::to_string(in.event);
+  }
   line += ' ';
   line += namer.name(in.dst);
   line += " <-";
@@ -168,7 +173,8 @@ int64_t union_bytes(std::vector<std::pair<int64_t, int64_t>> ranges) {
 }
 
 bool LocalBuffer::shares_bytes(const LocalBuffer& other) const {
-  return level == other.level && byte_ranges_overlap(byte_offset, bytes(), other.byte_offset, other.bytes());
+  return level == other.level && unit == other.unit &&
+         byte_ranges_overlap(byte_offset, bytes(), other.byte_offset, other.bytes());
 }
 
 int64_t LocalBuffer::bytes() const {
@@ -207,10 +213,15 @@ std::string Program::dump_blocks() const {
     out += "block " + std::to_string(b.id) + " \"" + b.name + "\" " + core_type_name(b.core) + "  (" +
            std::to_string(users[b.id]) + " tasks, " + std::to_string(b.instrs.size()) + " instructions)\n";
     const OperandNamer namer{*this, b, first[b.id]};
-    char idx[40];
+    const bool units = b.core == CoreType::MIX;
+    char idx[48];
     for (size_t i = 0; i < b.instrs.size(); ++i) {
       const Instr& in = b.instrs[i];
-      std::snprintf(idx, sizeof idx, "%4zu  %-5s ", i, pipe_name(in.pipe));
+      if (units) {
+        std::snprintf(idx, sizeof idx, "%4zu  u%d %-5s ", i, in.unit, pipe_name(in.pipe));
+      } else {
+        std::snprintf(idx, sizeof idx, "%4zu  %-5s ", i, pipe_name(in.pipe));
+      }
       out += idx + instr_text(in, namer) + "\n";
     }
   }
@@ -221,7 +232,8 @@ std::string Program::dump_exec() const {
   constexpr size_t kShownTasks = 12, kShownDeps = 6;
   std::string out;
   for (const Kernel& k : kernels) {
-    out += "kernel " + std::to_string(k.id) + " \"" + k.name + "\" " + (k.uses_cube ? "cube" : "vector") +
+    const bool mix = !k.tasks.empty() && tasks[k.tasks.front()].core == CoreType::MIX;
+    out += "kernel " + std::to_string(k.id) + " \"" + k.name + "\" " + (mix ? "mix" : k.uses_cube ? "cube" : "vector") +
            "  after: " + list_ints(k.after, kShownDeps) + "  tasks: " + std::to_string(k.tasks.size()) + "\n";
     for (size_t i = 0; i < k.tasks.size(); ++i) {
       if (i == kShownTasks && k.tasks.size() > kShownTasks + 2) {

@@ -11,7 +11,14 @@
 //   BlockProgram straight-line PTO instructions over local buffers, shared by every
 //                isomorphic task (same tile shapes, tails included)
 //   Instr        TLOAD/TMOV/TMATMUL/TVEC/TREDUCE/TFILL/TSTORE/SET_FLAG/WAIT_FLAG, each on
-//                one pipe; flags order the pipes of one core
+//                one pipe of one unit; flags order the pipes of one core, and of the
+//                units of one cluster
+//
+// A MIX task (flash_attention) runs on a cluster: unit 0 is a Cube core (AIC), units 1..
+// the Vector cores paired with it (two per AIC on the 910B); on targets without split
+// cores every unit is the one core. Its Cube and Vector halves hand tiles to each other
+// directly (FIX L0C -> UB, MTE3 UB -> L1) where the target has those paths (cv_direct),
+// else through a per-cluster workspace in GM (level WS) that stays in L2.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +35,9 @@
 
 namespace pto {
 
-enum class MemLevel { GM, L1, L0A, L0B, L0C, UB };
+// WS: a cluster's workspace in GM for Cube <-> Vector hand-offs, small enough to stay in
+// L2 (a local buffer of the task: no tensor holds it).
+enum class MemLevel { GM, L1, L0A, L0B, L0C, UB, WS };
 enum class Pipe { S, MTE1, MTE2, MTE3, M, V, FIX };
 constexpr int kNumPipes = 7;
 const char* mem_level_name(MemLevel l);   // "GM", "L1", "L0A", ...
@@ -41,7 +50,8 @@ enum class Layout { RowMajor, FractalA, FractalB };
 
 enum class Opcode {
   TLOAD,      // GM -> L1 or UB                       (MTE2)
-  TMOV,       // L1 -> L0A/L0B (MTE1); L0C -> UB (FIX); UB -> UB copy (V)
+  TMOV,       // L1 -> L0A/L0B (MTE1); L0C -> UB (FIX); UB -> UB copy (V); UB -> L1 (MTE3);
+              // L0C -> WS (FIX), WS -> UB / L1 (MTE2), UB -> WS (MTE3)
   TMATMUL,    // L0C (+)= L0A x L0B                   (M)
   TVEC,       // elementwise / broadcast / cast / causal mask on UB  (V)
   TREDUCE,    // sum/max/min over one tile dim on UB  (V)
@@ -73,11 +83,16 @@ struct Instr {
   std::optional<double> scalar;      // TVEC tensor-scalar form; TFILL value
   bool scalar_first = false;
   int reduce_dim = -1;               // TREDUCE: dim of the tile reduced (extent 1 in dst)
-  bool transpose = false;            // TLOAD: GM holds the operand with its last two dims swapped
+  bool transpose = false;            // TLOAD, TMOV WS -> L1: the source holds the operand with its last two dims swapped
   bool accumulate = false;           // TMATMUL: add into dst; TSTORE: atomic add into GM
+  int unit = 0;                      // which unit of a MIX task's cluster runs it (0 otherwise)
   Pipe flag_src = Pipe::S;           // SET_FLAG/WAIT_FLAG
   Pipe flag_dst = Pipe::S;
   int event = 0;
+  // SET_FLAG: the unit that waits; WAIT_FLAG: the unit that set it. -1: the same unit.
+  int flag_peer = -1;
+  int set_unit() const { return op == Opcode::SET_FLAG || flag_peer < 0 ? unit : flag_peer; }
+  int wait_unit() const { return op == Opcode::WAIT_FLAG || flag_peer < 0 ? unit : flag_peer; }
 
   std::string mnemonic() const;      // "TLOAD", "TADD", "TADDS", "TEXP", "TREDUCE_SUM", ...
 };
@@ -89,9 +104,11 @@ struct LocalBuffer {
   DType dtype = DType::F32;
   Shape shape;                       // capacity, as a full tile
   Layout layout = Layout::RowMajor;
-  int64_t byte_offset = 0;           // placement inside its level, from the allocator
+  int unit = 0;                      // MIX blocks: the unit whose memory holds it (WS: the cluster's, 0)
+  int64_t byte_offset = 0;           // placement inside its level (and unit), from the allocator
   int64_t bytes() const;             // elements * dtype size, fractal-aligned for Cube layouts
-  // Same level, and its bytes overlap `other`'s (the allocator reuses bytes by liveness).
+  // Same level of the same unit, and its bytes overlap `other`'s (the allocator reuses
+  // bytes by liveness).
   bool shares_bytes(const LocalBuffer& other) const;
 };
 

@@ -26,7 +26,10 @@ class BlockVerifier {
 
   void run() {
     for (const LocalBuffer& b : block_.buffers) add_buffer(b);
-    for (int i = 0; i < static_cast<int>(block_.instrs.size()); ++i) check_instr(i);
+    for (int i = 0; i < static_cast<int>(block_.instrs.size()); ++i) {
+      check_unit(i);
+      check_instr(i);
+    }
     check_flags();
   }
 
@@ -45,6 +48,26 @@ class BlockVerifier {
   }
 
   static bool same_rank(const Operand& o) { return o.offset.empty() || o.offset.size() == o.extent.size(); }
+
+  // Units: only a MIX block has more than one. Unit 0 is its Cube core (Cube pipes and
+  // memories), units 1.. its Vector cores (UB, V, MTE3); an instruction names the
+  // buffers of its own unit, except the cluster's workspace and the destination of a
+  // direct hand-off (FIX L0C -> a Vector unit's UB, MTE3 UB -> the Cube's L1).
+  void check_unit(int i) const {
+    const Instr& in = block_.instrs[i];
+    const bool mix = block_.core == CoreType::MIX;
+    if (in.unit < 0 || (!mix && in.unit != 0)) fail(i, "runs on unit " + n(in.unit) + " of a " + core_type_name(block_.core) + " block");
+    if (in.flag_peer < -1 || (!mix && in.flag_peer > 0)) fail(i, "flag peer unit " + n(in.flag_peer));
+    auto check = [&](const Operand& o, bool may_cross) {
+      if (o.level == MemLevel::GM || o.level == MemLevel::WS) return;
+      auto it = buffers_.find(o.id);
+      if (it == buffers_.end() || it->second->unit == in.unit || may_cross) return;
+      fail(i, "unit " + n(in.unit) + " names buffer '" + it->second->name + "' of unit " + n(it->second->unit));
+    };
+    if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG) return;
+    check(in.dst, in.op == Opcode::TMOV);
+    for (const Operand& s : in.src) check(s, false);
+  }
 
   void check_gm(int instr, const Operand& o, const char* role) const {
     if (o.level != MemLevel::GM) fail(instr, std::string(role) + " must be GM, is " + mem_level_name(o.level));
@@ -112,7 +135,9 @@ class BlockVerifier {
     using L = MemLevel;
     const L from = in.src[0].level, to = in.dst.level;
     const bool path = (from == L::L1 && (to == L::L0A || to == L::L0B || to == L::UB)) ||
-                      (from == L::UB && (to == L::L1 || to == L::UB)) || (from == L::L0C && to == L::UB);
+                      (from == L::UB && (to == L::L1 || to == L::UB || to == L::WS)) ||
+                      (from == L::L0C && (to == L::UB || to == L::WS)) ||
+                      (from == L::WS && (to == L::UB || to == L::L1));
     if (!path) fail(i, std::string("no data path ") + mem_level_name(from) + " -> " + mem_level_name(to));
     check_local(i, in.src[0], "source", {from});
     check_local(i, in.dst, "destination", {to});
@@ -269,18 +294,19 @@ void check_acyclic(const Program& p, const std::vector<int>& kernel_of) {
 }  // namespace
 
 std::vector<int> matching_set_flags(const BlockProgram& block) {
-  using Key = std::tuple<Pipe, Pipe, int>;
+  using Key = std::tuple<int, Pipe, int, Pipe, int>;
+  auto key_of = [](const Instr& in) { return Key{in.set_unit(), in.flag_src, in.wait_unit(), in.flag_dst, in.event}; };
   std::map<Key, std::vector<int>> sets;
   for (int i = 0; i < static_cast<int>(block.instrs.size()); ++i) {
     const Instr& in = block.instrs[i];
-    if (in.op == Opcode::SET_FLAG) sets[{in.flag_src, in.flag_dst, in.event}].push_back(i);
+    if (in.op == Opcode::SET_FLAG) sets[key_of(in)].push_back(i);
   }
   std::vector<int> matched(block.instrs.size(), -1);
   std::map<Key, size_t> seen;
   for (int i = 0; i < static_cast<int>(block.instrs.size()); ++i) {
     const Instr& in = block.instrs[i];
     if (in.op != Opcode::WAIT_FLAG) continue;
-    const Key key{in.flag_src, in.flag_dst, in.event};
+    const Key key = key_of(in);
     const size_t k = seen[key]++;
     const std::vector<int>& list = sets[key];
     if (k < list.size()) matched[i] = list[k];

@@ -14,13 +14,16 @@
 //     extent 1); a GM operand names a binding slot every task of the block has;
 //   - instruction forms (the data paths of docs/compiler.md):
 //       TLOAD     GM -> L1 | UB
-//       TMOV      L1 -> L0A | L0B | UB, UB -> L1 | UB, L0C -> UB
+//       TMOV      L1 -> L0A | L0B | UB, UB -> L1 | UB | WS, L0C -> UB | WS, WS -> UB | L1
 //       TMATMUL   L0C [m,n] <- L0A [m,k] x L0B [k,n]
 //       TVEC      UB <- UB (, UB), or, for CausalMask, UB <- UB, GM position
 //       TREDUCE   UB <- UB, reduce_dim inside the source window's rank
 //       TFILL     UB <- value
 //       TSTORE    GM <- UB | L0C
-//       WAIT_FLAG the k-th WAIT_FLAG of a (src pipe, dst pipe, event) has a k-th SET_FLAG.
+//       WAIT_FLAG the k-th WAIT_FLAG of a (set unit, src pipe, wait unit, dst pipe, event)
+//                 has a k-th SET_FLAG;
+//   - units: only a MIX block uses units past 0; an instruction names its own unit's
+//     buffers, except the cluster's WS and a TMOV's destination (a direct hand-off).
 // What it leaves to the consumers: limits of one consumer that other hardware or
 // another runtime would not share (the CPU runtime's panel boundaries, a target's
 // core counts) and GM windows against tensor extents (the runtime resolves views).

@@ -196,4 +196,60 @@ HostTensor attention(const HostTensor& q, const HostTensor& k, const HostTensor&
   return rounded(s, q.dtype(), out);
 }
 
+namespace {
+
+double round_to(double x, DType t) {
+  if (t == DType::F16) return fp16_to_float(double_to_fp16(x));
+  if (t == DType::BF16) return bf16_to_float(double_to_bf16(x));
+  return static_cast<float>(x);
+}
+
+// K or V of one (batch, KV head) as doubles, dequantized by its per-128-token scales.
+Values kv_rows(const HostTensor& t, const HostTensor* scale, int64_t b, int64_t g) {
+  const Shape& s = t.shape();  // [B, KVH, SKV, D]
+  const int64_t seq = s[2], dim = s[3], base = (b * s[1] + g) * seq * dim;
+  const int64_t blocks = ceil_div(seq, 128);
+  Values out(static_cast<size_t>(seq * dim));
+  for (int64_t j = 0; j < seq; ++j) {
+    const double factor = scale ? scale->get((b * s[1] + g) * blocks + j / 128) : 1.0;
+    for (int64_t d = 0; d < dim; ++d) out[j * dim + d] = t.get(base + j * dim + d) * factor;
+  }
+  return out;
+}
+
+}  // namespace
+
+HostTensor flash_attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, const HostTensor* k_scale,
+                           const HostTensor* v_scale, bool causal) {
+  const Shape& s = q.shape();  // [B, H, SQ, D]
+  const int64_t batch = s[0], heads = s[1], sq = s[2], dim = s[3];
+  const int64_t kv_heads = k.shape()[1], skv = k.shape()[2], group = heads / kv_heads;
+  const double scale = 1 / std::sqrt(static_cast<double>(dim));
+  Values out(static_cast<size_t>(q.size()));
+  const Values qv = values(q);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t g = 0; g < kv_heads; ++g) {
+      const Values kk = kv_rows(k, k_scale, b, g), vv = kv_rows(v, v_scale, b, g);
+#pragma omp parallel for schedule(static)
+      for (int64_t row = 0; row < group * sq; ++row) {  // the group's heads, each sq rows
+        const int64_t h = g * group + row / sq, i = row % sq, at = ((b * heads + h) * sq + i) * dim;
+        Values p(static_cast<size_t>(skv));
+        for (int64_t j = 0; j < skv; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < dim; ++d) dot += qv[at + d] * kk[j * dim + d];
+          p[j] = causal && j > i + (skv - sq) ? -std::numeric_limits<double>::infinity() : dot * scale;
+        }
+        softmax_row(p.data(), p.data(), skv);
+        for (int64_t j = 0; j < skv; ++j) p[j] = round_to(p[j], q.dtype());
+        for (int64_t d = 0; d < dim; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < skv; ++j) acc += p[j] * vv[j * dim + d];
+          out[at + d] = acc;
+        }
+      }
+    }
+  }
+  return rounded(s, q.dtype(), out);
+}
+
 }  // namespace pto::reference

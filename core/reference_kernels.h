@@ -33,4 +33,10 @@ HostTensor rmsnorm(const HostTensor& x, const HostTensor& gamma, double eps);
 // q, k, v [B, H, S, D]: softmax(q k^T / sqrt(D), causal bottom-right mask) v.
 HostTensor attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, bool causal);
 
+// q [B, H, SQ, D], k and v [B, KVH, SKV, D] (query head h reads KV head h / (H / KVH));
+// int8 k and v are first multiplied by their scales [B, KVH, ceil(SKV / 128)], one per
+// 128 tokens (null: not quantized). Probabilities round to q's dtype, as attention's.
+HostTensor flash_attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, const HostTensor* k_scale,
+                           const HostTensor* v_scale, bool causal);
+
 }  // namespace pto::reference

@@ -66,6 +66,7 @@ void for_each_field(T& t, Visit&& v) {
   v("aic_cores", t.aic_cores, Required, kCores);
   v("aiv_cores", t.aiv_cores, Required, kCores);
   v("split_cores", t.split_cores, Optional, kAny);
+  v("cv_direct", t.cv_direct, Optional, kAny);
   v("clock_mhz", t.clock_mhz, Required, kClockMhz);
   v("ub", t.ub, Required, kBufferBytes);
   v("l1", t.l1, Required, kBufferBytes);
@@ -240,7 +241,14 @@ Target builtin_target(const BuiltinTarget& b) {
 
 }  // namespace
 
-const char* core_type_name(CoreType t) { return t == CoreType::AIC ? "AIC" : "AIV"; }
+const char* core_type_name(CoreType t) {
+  switch (t) {
+    case CoreType::AIC: return "AIC";
+    case CoreType::AIV: return "AIV";
+    case CoreType::MIX: return "MIX";
+  }
+  return "?";
+}
 
 const char* target_kind_name(TargetKind k) { return k == TargetKind::Cpu ? "cpu" : "npu"; }
 

@@ -7,6 +7,7 @@
 // is a hash of the canonical JSON, so a changed description never matches old records.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,7 +19,8 @@
 
 namespace pto {
 
-enum class CoreType { AIC, AIV };
+// MIX: a task that runs on a cluster, an AIC and the AIVs paired with it (program.h).
+enum class CoreType { AIC, AIV, MIX };
 const char* core_type_name(CoreType t);
 
 // What a target is: an Ascend NPU (simulated, or measured on a device) or this
@@ -45,6 +47,11 @@ struct Target {
   int aic_cores = 0;             // Cube cores (CPU: cores)
   int aiv_cores = 0;             // Vector cores (CPU: cores)
   bool split_cores = true;       // AIC and AIV are separate cores (910B); CPU: false
+  // The Cube's L0C can write the Vector cores' UB (FIX) and their UB the Cube's L1 (MTE3):
+  // PyPTO's platform configs list Intrinsic_fix_pipe_l0c2ub and data_move_ub2l1 for the
+  // 950, not for A2/A3 (framework/src/platform/parser/simulation_platform/platform_config/
+  // *.ini), where tiles go through GM instead. CPU: true (one memory).
+  bool cv_direct = false;
   double clock_mhz = 0;
 
   // Buffer capacities in bytes (CPU: UB ~ L1d, L1 ~ L2, L0* ~ register/L1d budget).
@@ -81,7 +88,10 @@ struct Target {
   int simd_bytes = 0;
 
   double cube_flops_per_cycle(DType input) const;  // 2 * m*k*n of the fractal
-  int64_t cores(CoreType t) const { return t == CoreType::AIC ? aic_cores : aiv_cores; }
+  // Cores of a type; MIX: clusters, one per AIC.
+  int64_t cores(CoreType t) const { return t == CoreType::AIV ? aiv_cores : aic_cores; }
+  // Vector units in a cluster: the AIVs per AIC on split-core targets, else the core itself.
+  int vector_units() const { return split_cores ? std::max(1, aiv_cores / std::max(1, aic_cores)) : 1; }
 
   nlohmann::json to_json() const;
   std::string fingerprint() const;  // 16 hex digits of a hash of the canonical JSON (notes/source excluded)

@@ -112,6 +112,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::Amax: return "amax";
     case OpKind::Amin: return "amin";
     case OpKind::Matmul: return "matmul";
+    case OpKind::FlashAttention: return "flash_attention";
     case OpKind::Broadcast: return "broadcast";
     case OpKind::Slice: return "slice";
     case OpKind::Reshape: return "reshape";
@@ -166,6 +167,7 @@ std::string TensorGraph::dump() const {
     }
     if (n.transpose_a) args.push_back("transpose_a");
     if (n.transpose_b) args.push_back("transpose_b");
+    if (n.causal) args.push_back("causal");
     if (n.kind == OpKind::Slice) args.push_back("start=" + shape_str(n.slice_start));
 
     out += ref(n.id) + " " + op_kind_name(n.kind);
@@ -318,6 +320,49 @@ NodeId GraphBuilder::reduce(OpKind kind, NodeId x, int dim, bool keepdim, const 
   else
     n.shape.erase(n.shape.begin() + n.dim);
   n.dtype = operand.dtype;
+  return push(std::move(n));
+}
+
+NodeId GraphBuilder::flash_attention(NodeId q, NodeId k, NodeId v, NodeId k_scale, NodeId v_scale, bool causal,
+                                     double scale, const std::string& name) {
+  Node n = new_node(OpKind::FlashAttention, name, static_cast<NodeId>(g_.nodes_.size()));
+  const std::string who = label(n);
+  const Node& x = at(q, who.c_str());
+  const Node& kk = at(k, who.c_str());
+  const Node& vv = at(v, who.c_str());
+  if (x.shape.size() != 4 || kk.shape.size() != 4 || vv.shape.size() != 4)
+    usage_error(who + ": q " + describe(x) + ", k " + describe(kk) + " and v " + describe(vv) +
+                " must be [B,H,S,D] (rank 4)");
+  if (kk.shape != vv.shape || kk.dtype != vv.dtype)
+    usage_error(who + ": k " + describe(kk) + " and v " + describe(vv) + " differ");
+  if (kk.shape[0] != x.shape[0] || kk.shape[3] != x.shape[3])
+    usage_error(who + ": batch or head dim of k " + describe(kk) + " differs from q " + describe(x));
+  if (x.shape[1] % kk.shape[1] != 0)
+    usage_error(who + ": q has " + std::to_string(x.shape[1]) + " heads, not a multiple of k's " +
+                std::to_string(kk.shape[1]));
+  if (!is_float(x.dtype)) usage_error(who + ": q " + describe(x) + " must be fp32, fp16 or bf16");
+  const bool quantized = kk.dtype == DType::I8;
+  if (!quantized && kk.dtype != x.dtype)
+    usage_error(who + ": k and v are " + dtype_name(kk.dtype) + "; they take q's dtype " + dtype_name(x.dtype) +
+                " or int8");
+  n.inputs = {q, k, v};
+  if (quantized != (k_scale >= 0 && v_scale >= 0))
+    usage_error(who + (quantized ? ": int8 k and v need their scales" : ": scales are for int8 k and v only"));
+  if (quantized) {
+    const Shape scales = {kk.shape[0], kk.shape[1], ceil_div(kk.shape[2], kKvQuantBlock)};
+    for (NodeId s : {k_scale, v_scale}) {
+      const Node& sc = at(s, who.c_str());
+      if (sc.shape != scales || sc.dtype != DType::F32)
+        usage_error(who + ": scale " + describe(sc) + " must be fp32" + shape_str(scales) + " (one per " +
+                    std::to_string(kKvQuantBlock) + " tokens)");
+    }
+    n.inputs.push_back(k_scale);
+    n.inputs.push_back(v_scale);
+  }
+  n.shape = x.shape;
+  n.dtype = x.dtype;
+  n.causal = causal;
+  n.scalar = scale;
   return push(std::move(n));
 }
 

@@ -30,6 +30,11 @@ enum class OpKind {
   // Reductions over one dim.
   Sum, Amax, Amin,
   Matmul,
+  // softmax(q k^T * scale [causal]) v over q [B,H,SQ,D], k and v [B,KVH,SKV,D] (H a
+  // multiple of KVH: grouped-query attention), fused: the score matrix never exists whole.
+  // int8 k and v carry one fp32 scale per kKvQuantBlock tokens ([B,KVH,ceil(SKV/128)]),
+  // inputs 3 and 4, dequantized before the matmuls.
+  FlashAttention,
   // Views: no computation, only a different window onto another node's data.
   Broadcast, Slice, Reshape,
 };
@@ -60,7 +65,13 @@ struct Node {
   bool transpose_b = false;
   // Slice: start offset per dim (the node's shape is the slice extent).
   Shape slice_start;
+  // FlashAttention: the causal mask (bottom-right aligned, as CausalMask); the softmax
+  // scale is `scalar`.
+  bool causal = false;
 };
+
+// Tokens of K/V that share one fp32 dequantization scale in an int8 KV cache.
+constexpr int64_t kKvQuantBlock = 128;
 
 class TensorGraph {
  public:
@@ -116,6 +127,11 @@ class GraphBuilder {
   // defaults to the input dtype.
   NodeId matmul(NodeId a, NodeId b, bool transpose_a = false, bool transpose_b = false,
                 std::optional<DType> out_dtype = std::nullopt, const std::string& name = "");
+
+  // q [B,H,SQ,D], k and v [B,KVH,SKV,D] of q's dtype, or int8 with fp32 scales
+  // [B,KVH,ceil(SKV/kKvQuantBlock)] (k_scale, v_scale; -1 without); out [B,H,SQ,D], q's dtype.
+  NodeId flash_attention(NodeId q, NodeId k, NodeId v, NodeId k_scale, NodeId v_scale, bool causal, double scale,
+                         const std::string& name = "");
 
   NodeId broadcast(NodeId x, const Shape& shape, const std::string& name = "");
   NodeId slice(NodeId x, const Shape& start, const Shape& size, const std::string& name = "");

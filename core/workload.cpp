@@ -41,7 +41,15 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
+std::string attr_value(const std::string& name, int64_t value) {
+  if (is_dtype_attr(name) && value >= 0 && value <= static_cast<int64_t>(DType::Bool))
+    return dtype_name(static_cast<DType>(value));
+  return std::to_string(value);
+}
+
 }  // namespace
+
+bool is_dtype_attr(const std::string& name) { return name == "kv_dtype"; }
 
 std::string Workload::key() const {
   std::string k = op + "|";
@@ -54,7 +62,7 @@ std::string Workload::key() const {
   char separator = '|';  // attrs are a fourth field only when there are any
   for (const auto& [name, value] : attrs) {
     k += separator;
-    k += name + "=" + std::to_string(value);
+    k += name + "=" + attr_value(name, value);
     separator = ',';
   }
   return k;
@@ -99,9 +107,12 @@ std::map<std::string, int64_t> parse_attrs(const std::string& text) {
   for (const std::string& token : split(text, ",")) {
     const size_t eq = token.find('=');
     const std::string name = token.substr(0, eq);
-    const auto value = eq == std::string::npos ? std::nullopt : parse_int(token.substr(eq + 1));
+    const std::string given = eq == std::string::npos ? "" : token.substr(eq + 1);
+    std::optional<int64_t> value = eq == std::string::npos ? std::nullopt : parse_int(given);
+    if (!value && is_dtype_attr(name) && !given.empty()) value = static_cast<int64_t>(parse_dtype(given));
     if (!is_identifier(name) || !value) {
-      usage_error("bad attribute '" + token + "' in '" + text + "': expected name=integer");
+      usage_error("bad attribute '" + token + "' in '" + text + "': expected name=integer" +
+                  (is_dtype_attr(name) ? " or a dtype name" : ""));
     }
     if (!attrs.emplace(name, *value).second) {
       usage_error("attribute '" + name + "' is given twice in '" + text + "'");

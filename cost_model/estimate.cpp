@@ -69,6 +69,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -226,7 +227,8 @@ struct CostModel::Impl {
         case MemLevel::L0B: if (cube) sum += overflow_fraction(bytes, target.l0b); break;
         case MemLevel::L0C: if (cube) sum += overflow_fraction(bytes, target.l0c); break;
         case MemLevel::UB: if (!cube) sum += overflow_fraction(bytes, target.ub); break;
-        case MemLevel::GM: break;
+        case MemLevel::GM:
+        case MemLevel::WS: break;
       }
     }
     return sum;
@@ -327,9 +329,107 @@ struct CostModel::Impl {
     return run;
   }
 
+  // A MIX kernel (flash_attention): per KV block a Cube stage (K/V/P in, QK and PV on
+  // the Cube, S and O_j out) and a vector stage (S and O_j in, the softmax and the update,
+  // P out), each its pipes overlapped over its sub-steps; with a preload (nbuffer >= 2)
+  // the two stages overlap block by block, the faster one showing once per task (the
+  // pipeline's fill), else they alternate. Tasks of unequal length (causal) are spread
+  // over the clusters: the kernel takes the larger of an even share of all blocks (times
+  // the last wave's quantisation) and the longest task.
+  TimeTerms mix_kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
+                            KernelEstimate* detail) const {
+    const Target& t = target;
+    const int pipe_mte2 = static_cast<int>(Pipe::MTE2), pipe_fix = static_cast<int>(Pipe::FIX);
+    const int pipe_mte3 = static_cast<int>(Pipe::MTE3);
+    const double steps = static_cast<double>(std::max<int64_t>(k.loop_steps, 1));
+    const double units = t.split_cores ? t.vector_units() : 1;
+    const bool direct = t.cv_direct || !t.split_cores;
+    // K, V, Q and the scales: their first reads from HBM, re-reads (other row blocks, other
+    // query heads of a group) from L2 while the working set fits.
+    double distinct = 0;
+    for (const TensorRead& r : k.reads) distinct += std::min(r.bytes, r.distinct_bytes > 0 ? r.distinct_bytes : r.bytes);
+    const double cold = k.touched_bytes <= static_cast<double>(t.l2_bytes) ? distinct : k.gm_read_bytes;
+    const double hit = std::max(0.0, k.gm_read_bytes - cold);
+    const double handoff_rate = direct ? t.l0c_to_ub_bpc : std::min(t.l0c_to_ub_bpc, t.l2_write_bpc);
+    const auto& hb = k.handoff_bytes;
+    const auto& hm = k.handoff_moves;
+    // Per block: the Cube unit's pipes, summed over the kernel then divided by the blocks.
+    const double per = 1.0 / steps;
+    const TimeTerms c_mte2 = (TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc) +
+                              TimeTerms::term(c, Coef::L2, hit / t.l2_read_bpc + hb[0][pipe_mte2] / t.l2_read_bpc) +
+                              TimeTerms::term(c, Coef::Latency, (k.aic_gm_loads + hm[0][pipe_mte2]) * t.gm_read_latency)) *
+                             per;
+    const TimeTerms c_mte1 = TimeTerms::term(c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc +
+                                                                  k.l1_to_l0b_bytes / t.l1_to_l0b_bpc +
+                                                                  mte1_move_latency_cycles(k, t)) * per;
+    const TimeTerms c_m = TimeTerms::term(c, Coef::Cube, static_cast<double>(k.fractals)) * per;  // a fractal MAC a cycle
+    const TimeTerms c_fix = (TimeTerms::term(c, Coef::OnChip, hb[0][pipe_fix] / handoff_rate) +
+                             TimeTerms::term(c, Coef::Latency, (direct ? t.l1_copy_latency : t.gm_write_latency) *
+                                                                   static_cast<double>(hm[0][pipe_fix]))) * per;
+    // The vector units split a block's rows: each does 1/units of the work.
+    const double per_unit = per / units;
+    const TimeTerms v_mte2 = (TimeTerms::term(c, Coef::L2, hb[1][pipe_mte2] / t.l2_read_bpc) +
+                              TimeTerms::term(c, Coef::Latency, hm[1][pipe_mte2] * t.gm_read_latency)) * per_unit;
+    const TimeTerms v_v = TimeTerms::term(c, Coef::Vector, vector_cycles(k)) * per_unit;
+    const double p_rate = direct ? t.ub_to_l1_bpc : std::min(t.ub_to_gm_bpc, t.l2_write_bpc);
+    const TimeTerms v_mte3 = (TimeTerms::term(c, Coef::OnChip, hb[1][pipe_mte3] / p_rate + k.gm_write_bytes / t.ub_to_gm_bpc) +
+                              TimeTerms::term(c, Coef::Latency, (direct ? 0.0 : hm[1][pipe_mte3] * t.gm_write_latency) +
+                                                                    k.aiv_gm_stores * t.gm_write_latency)) * per_unit;
+    const int nbuffer = config.nbuffer_or_default();
+    const double substeps = std::max(1.0, static_cast<double>(k.tmatmuls) * per);
+    const std::array<TimeTerms, 4> cube_pipes = {c_mte2, c_mte1, c_m, c_fix};
+    const std::array<TimeTerms, 3> vector_pipes = {v_mte2, v_v, v_mte3};
+    TimeTerms cube_step, vector_step;
+    for (const TimeTerms& p : cube_pipes) cube_step += p;
+    for (const TimeTerms& p : vector_pipes) vector_step += p;
+    if (nbuffer >= 2) {
+      cube_step = overlapped(cube_pipes, substeps);
+      vector_step = overlapped(vector_pipes, 2.0);
+    }
+    const TimeTerms block = nbuffer >= 2 ? max(cube_step, vector_step) : cube_step + vector_step;
+    const TimeTerms fill = nbuffer >= 2 ? cube_step + vector_step - block : TimeTerms{};
+    const double clusters = static_cast<double>(t.aic_cores), tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));
+    const double waves = std::ceil(tasks / clusters);
+    const double blocks_on_busiest =
+        std::max(steps / clusters * (waves * clusters / tasks), static_cast<double>(k.longest_task_steps));
+    const TimeTerms instr = TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) / tasks * waves / units);
+    const TimeTerms task = TimeTerms::term(c, Coef::Task, waves);
+    const TimeTerms cores = block * blocks_on_busiest + fill * waves + task + instr;
+
+    const double cycles_per_gbps_byte = t.clock_mhz / 1000.0;
+    const double hbm_bytes = cold + k.gm_write_bytes;
+    const double l2_bytes = k.gm_read_bytes + k.gm_write_bytes + (direct ? 0 : hb[0][pipe_fix] + hb[1][pipe_mte3]);
+    const TimeTerms hbm_roof = TimeTerms::term(c, Coef::Hbm, hbm_bytes * cycles_per_gbps_byte / t.hbm_gbps);
+    const TimeTerms l2_roof = TimeTerms::term(c, Coef::L2, l2_bytes * cycles_per_gbps_byte / t.l2_gbps);
+    const TimeTerms launch = TimeTerms::term(c, Coef::Launch, 1);
+    const TimeTerms total = max(max(cores, hbm_roof), l2_roof) + launch;
+    if (detail) {
+      Traffic traffic;
+      traffic.hit = k.gm_read_bytes > 0 ? hit / k.gm_read_bytes : 0;
+      traffic.hbm_bytes = hbm_bytes;
+      fill_kernel_header(*detail, k, traffic, static_cast<int64_t>(waves), 1.0 - tasks / (waves * clusters), total.value());
+      Breakdown& b = detail->breakdown;
+      b.mte2_hbm = (TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc) * per * blocks_on_busiest).value();
+      b.mte2_l2 = (c_mte2 * blocks_on_busiest).value() - b.mte2_hbm;
+      b.mte1 = (c_mte1 * blocks_on_busiest).value();
+      b.cube = (c_m * blocks_on_busiest).value();
+      b.fix = (c_fix * blocks_on_busiest).value();
+      b.vector = (v_v * blocks_on_busiest).value();
+      b.mte3 = ((v_mte3 + v_mte2) * blocks_on_busiest).value();
+      b.task = task.value();
+      b.instr = instr.value();
+      b.launch = launch.value();
+      b.hbm_roofline = hbm_roof.value();
+      b.l2_roofline = l2_roof.value();
+      detail->bound = kernel_bound(*detail);
+    }
+    return total;
+  }
+
   // One kernel's time in cycles, its launch included; fills `detail` (in cycles) when given.
   TimeTerms kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                         KernelEstimate* detail) const {
+    if (k.mix_tasks > 0 && !host) return mix_kernel_time(k, config, c, detail);
     if (host) {
       const TimeTerms total = host->kernel_time(k, config, c, detail);
       if (detail) detail->bound = kernel_bound(*detail);

@@ -115,6 +115,7 @@ uint64_t program_key(const TilingSummary& s, const TileConfig& c) {
     key.add(static_cast<int64_t>(k.nodes.size()));
     for (NodeId n : k.nodes) key.add(n);
     key.add(k.tile);
+    key.add(k.attention_tiles);
     key.add(k.tile_counts);
     key.add(k.tail);
     if (k.uses_cube && !k.vector_work.empty()) key.add(epilogue_tile(k, c.vec));
@@ -159,6 +160,19 @@ struct SpaceGenerator::Impl {
     build_l2_group_axis(mm.has_value());
     for (int n = 1; n <= options.max_nbuffer; ++n) axes.nbuffer.push_back(n);
     build_reduce_axis();
+    build_attention_axes();
+  }
+
+  void build_attention_axes() {
+    axes.attention = {std::nullopt};
+    axes.stages = {{}};
+    const std::optional<AttentionExtents> e = attention_extents(graph);
+    if (!e) return;
+    axes.attention.clear();
+    for (const AttentionTiles& a : attention_tile_candidates(*e, target.aic_cores)) axes.attention.emplace_back(a);
+    axes.stages = attention_stage_candidates(*e);
+    if (baseline.attention) add_if_missing(axes.attention, baseline.attention);
+    if (!baseline.stages.empty()) add_if_missing(axes.stages, baseline.stages);
   }
 
   void build_reduce_axis() {
@@ -204,8 +218,9 @@ struct SpaceGenerator::Impl {
     }
   }
 
+  // flash_attention's vector tiles are per stage (the stages axis), not one vec tile.
   void build_vec_axis(const SpaceOptions& options) {
-    const std::optional<VecExtents> ve = vec_extents(graph);
+    const std::optional<VecExtents> ve = attention_extents(graph) ? std::nullopt : vec_extents(graph);
     if (ve) {
       for (Shape& v : vec_tile_candidates(*ve, options.min_vec_tile_elements)) axes.vec.emplace_back(std::move(v));
     }
@@ -239,7 +254,8 @@ struct SpaceGenerator::Impl {
 
   uint64_t size() const {
     return static_cast<uint64_t>(axes.fusion.size()) * axes.cube.size() * axes.vec.size() * axes.split_k.size() *
-           axes.l2_group.size() * axes.nbuffer.size() * axes.reduce.size();
+           axes.l2_group.size() * axes.nbuffer.size() * axes.reduce.size() * axes.attention.size() *
+           axes.stages.size();
   }
 
   TileConfig at(uint64_t index) const {
@@ -251,6 +267,8 @@ struct SpaceGenerator::Impl {
       return d;
     };
     TileConfig c;
+    c.stages = axes.stages[digit(axes.stages.size())];
+    c.attention = axes.attention[digit(axes.attention.size())];
     c.reduce = axes.reduce[digit(axes.reduce.size())];
     c.nbuffer = axes.nbuffer[digit(axes.nbuffer.size())];
     c.l2_group = axes.l2_group[digit(axes.l2_group.size())];
@@ -281,9 +299,12 @@ struct SpaceGenerator::Impl {
         position(axes.split_k, c.cube && c.cube->split_k),
         position(axes.l2_group, c.l2_group),
         position(axes.nbuffer, c.nbuffer_or_default()),
-        position(axes.reduce, c.reduce == ReduceForm::Online ? std::nullopt : c.reduce)};
-    const size_t radices[] = {axes.fusion.size(),  axes.cube.size(),     axes.vec.size(),    axes.split_k.size(),
-                              axes.l2_group.size(), axes.nbuffer.size(), axes.reduce.size()};
+        position(axes.reduce, c.reduce == ReduceForm::Online ? std::nullopt : c.reduce),
+        position(axes.attention, c.attention),
+        position(axes.stages, c.stages)};
+    const size_t radices[] = {axes.fusion.size(),   axes.cube.size(),    axes.vec.size(),
+                              axes.split_k.size(),  axes.l2_group.size(), axes.nbuffer.size(),
+                              axes.reduce.size(),   axes.attention.size(), axes.stages.size()};
     uint64_t index = 0;
     for (size_t i = 0; i < std::size(digits); ++i) {
       if (!digits[i]) return std::nullopt;
@@ -379,7 +400,8 @@ std::string SpaceGenerator::describe() const {
   return "fusion    " + std::to_string(a.fusion.size()) + "\ncube      " + cube + "\nvec       " +
          std::to_string(a.vec.size()) + "\nsplit_k   " + std::to_string(a.split_k.size()) + "\nl2_group  " +
          std::to_string(a.l2_group.size()) + "\nnbuffer   " + std::to_string(a.nbuffer.size()) + "\nreduce    " +
-         std::to_string(a.reduce.size()) + "\nspace     " +
+         std::to_string(a.reduce.size()) + "\nattention " + std::to_string(a.attention.size()) + "\nstages    " +
+         std::to_string(a.stages.size()) + "\nspace     " +
          std::to_string(size()) + " candidates before analyze\n";
 }
 

@@ -3,8 +3,8 @@
 // MetaSchedule's space generator.
 //
 // The space is a product of axes: fusion partition x Cube tile x vector tile x split-K
-// x L2 grouping x n-buffer depth x reduction form (an axis the graph has no use for has
-// one choice, "absent"). The per-axis lists come from search/tile_candidates.h and
+// x L2 grouping x n-buffer depth x reduction form x flash_attention's loop tiles x its
+// stage tiles (an axis the graph has no use for has one choice, "absent"). The per-axis lists come from search/tile_candidates.h and
 // search/fusion_candidates.h; the baseline config's own choices (the op's default,
 // what a user hand-picks) are always on their axes, so the tuner can only do better.
 // Feasibility is core's analyze's call, never guessed here: Cube tiles that break a
@@ -54,6 +54,9 @@ struct SpaceAxes {
   // joins when the graph reduces. A tile that cuts no reduced dim compiles to the same
   // program under both, and the second is skipped as equivalent.
   std::vector<std::optional<ReduceForm>> reduce;
+  // flash_attention's loop tiles and stage tiles (absent for other ops).
+  std::vector<std::optional<AttentionTiles>> attention;
+  std::vector<std::map<std::string, StageTiles>> stages;
 };
 
 // What one enumeration or sampling pass saw: every candidate analyzed is exactly one of

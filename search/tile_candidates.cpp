@@ -147,6 +147,73 @@ std::vector<Shape> vec_tile_candidates(const VecExtents& e, int64_t min_elements
   return tiles;
 }
 
+std::optional<AttentionExtents> attention_extents(const TensorGraph& graph) {
+  for (const Node& n : graph.nodes()) {
+    if (n.kind != OpKind::FlashAttention) continue;
+    const Shape& q = graph.node(n.inputs[0]).shape;
+    const Shape& k = graph.node(n.inputs[1]).shape;
+    return AttentionExtents{q[1] / k[1] * q[2], k[2], q[3], q[0] * k[1], n.causal};
+  }
+  return std::nullopt;
+}
+
+std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e, int clusters) {
+  std::vector<int64_t> q_tiles, kv_tiles, splits = {1};
+  for (int64_t q : {16, 32, 64, 96, 128, 192, 256})
+    if (q < e.rows) q_tiles.push_back(q);
+  if (e.rows <= 256) q_tiles.push_back(e.rows);
+  for (int64_t kv = 64; kv <= 1024; kv *= 2)
+    if (kv < e.skv) kv_tiles.push_back(kv);
+  if (e.skv <= 1024) kv_tiles.push_back(e.skv);
+  const std::vector<TaskOrder> orders = e.causal ? std::vector<TaskOrder>{TaskOrder::Bhq, TaskOrder::Qbh, TaskOrder::HeavyFirst}
+                                                 : std::vector<TaskOrder>{TaskOrder::Bhq, TaskOrder::Qbh};
+  std::vector<AttentionTiles> out;
+  for (int64_t q : q_tiles) {
+    const int64_t tasks = e.heads * ceil_div(e.rows, q);
+    std::vector<int64_t> qs_splits = {1};
+    for (int64_t sp = 2; sp <= 16 && tasks < 2 * clusters; sp *= 2) qs_splits.push_back(sp);
+    for (int64_t kv : kv_tiles)
+      for (int64_t sp : qs_splits)
+        for (TaskOrder o : orders)
+          if (sp == 1 || sp < ceil_div(e.skv, kv)) out.push_back({q, kv, sp, o});
+  }
+  return out;
+}
+
+std::vector<std::map<std::string, StageTiles>> attention_stage_candidates(const AttentionExtents& e) {
+  auto upto = [](std::initializer_list<int64_t> sizes, int64_t cap) {
+    std::vector<int64_t> out;
+    for (int64_t v : sizes)
+      if (v < cap || out.empty()) out.push_back(v);
+    return out;
+  };
+  const int64_t rows = std::min<int64_t>(e.rows, 256), kv = std::min<int64_t>(e.skv, 1024);
+  auto cube = [](int64_t m, int64_t k, int64_t n) {
+    CubeTile c;
+    c.mL0 = c.mL1 = m;
+    c.kL0 = c.kAL1 = c.kBL1 = k;
+    c.nL0 = c.nL1 = n;
+    c.k_short_form = true;
+    return c;
+  };
+  std::vector<std::map<std::string, StageTiles>> out;
+  for (int64_t m : upto({32, 64, 128}, align_up(rows, 16)))
+    for (int64_t k1 : upto({64, 128}, align_up(e.dim, 16)))
+      for (int64_t n1 : upto({64, 128, 256}, align_up(kv, 16)))
+        for (int64_t k2 : upto({64, 128, 256}, align_up(kv, 16)))
+          for (int64_t n2 : upto({64, 128}, align_up(e.dim, 16)))
+            for (int64_t v1 : upto({8, 16, 32, 64}, rows))
+              for (int64_t v2 : upto({8, 16, 32, 64}, rows)) {
+                std::map<std::string, StageTiles> s;
+                s["c1"].cube = cube(m, k1, n1);
+                s["c2"].cube = cube(m, k2, n2);
+                s["v1"].vec = Shape{v1, kv};
+                s["v2"].vec = Shape{v2, e.dim};
+                out.push_back(std::move(s));
+              }
+  return out;
+}
+
 std::vector<std::pair<int64_t, int64_t>> l2_group_candidates(int cores) {
   std::vector<std::pair<int64_t, int64_t>> groups;
   for (int64_t m = 1; m <= cores; ++m)

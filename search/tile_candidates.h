@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <span>
 #include <utility>
 #include <vector>
@@ -56,6 +58,24 @@ std::vector<CubeTile> cube_tile_candidates(const MatmulExtents& e);
 // elements are left out unless they are the whole iteration space: below that, the
 // vector unit's per-instruction latency dominates whatever the tile saves.
 std::vector<Shape> vec_tile_candidates(const VecExtents& e, int64_t min_elements);
+
+// flash_attention's extents: a KV head's stacked query rows, the KV length, the head
+// dim, how many (batch, KV head) pairs there are and whether it is causal.
+struct AttentionExtents {
+  int64_t rows = 0, skv = 0, dim = 0, heads = 0;
+  bool causal = false;
+};
+std::optional<AttentionExtents> attention_extents(const TensorGraph& graph);
+
+// Loop tiles: Q blocks of 16..256 rows (multiples of 16, the whole row count when
+// smaller), KV blocks of 64..1024 (powers of two, the PTO kernel's TILE_S1 range, and
+// the whole KV when shorter), a KV split (FlashDecoding) of 2..16 where the (head, Q
+// block) tasks would not fill the clusters twice, and the dispatch orders.
+std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e, int clusters);
+
+// Stage tiles (c1, v1, c2, v2): the matmuls' L0 sizes and the vector stages' slice rows,
+// over a few sizes each; larger than a block, they would clamp to the same program.
+std::vector<std::map<std::string, StageTiles>> attention_stage_candidates(const AttentionExtents& e);
 
 // The L2 groupings [mDim, nDim] whose mDim * nDim is the core count (one wave each).
 std::vector<std::pair<int64_t, int64_t>> l2_group_candidates(int cores);

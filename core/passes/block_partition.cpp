@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "core/passes/codegen_attention.h"
 #include "core/passes/codegen_cube.h"
 #include "core/passes/codegen_stream.h"
 #include "core/passes/codegen_vector.h"
@@ -40,12 +41,14 @@ class BlockPartitioner {
     Kernel k;
     k.id = index;
     k.name = tiled_kernel_name(p_, tk);
-    if (tk.kind != KernelKind::Zero) k.nodes = p_.kernels[tk.spec].nodes;
-    k.uses_cube = tk.kind == KernelKind::Cube;
+    if (tk.kind != KernelKind::Zero && tk.kind != KernelKind::Combine) k.nodes = p_.kernels[tk.spec].nodes;
+    k.uses_cube = tk.kind == KernelKind::Cube || tk.kind == KernelKind::Attention;
     prog_.kernels.push_back(std::move(k));
     blocks_.clear();
     if (tk.kind == KernelKind::Cube) {
       cube_kernel(tk);
+    } else if (tk.kind == KernelKind::Attention) {
+      attention_kernel(tk);
     } else {
       vector_kernel(tk);
     }
@@ -90,7 +93,7 @@ class BlockPartitioner {
       if (tk.vec.stream) return emit_stream_block(*tk.body, tk.vec, ext, rc_.nbuffer, bp);
       emit_vector_block(*tk.body, tk.vec, ext, bp);
     });
-    return task(b, CoreType::AIV, vector_bindings(*tk.body, origin, p_.tensors), std::move(tile_index),
+    return task(b, CoreType::AIV, vector_bindings(*tk.body, origin, prog_.tensors), std::move(tile_index),
                 std::move(deps));
   }
 
@@ -128,7 +131,7 @@ class BlockPartitioner {
           std::string name = current().name + ".aic." + std::to_string(m) + "x" + std::to_string(n);
           if (ct.chunks > 1) name += ".k" + std::to_string(shape.k);
           const int blk = block({m, n, shape.k}, CoreType::AIC, name, [&](BlockProgram& bp) {
-            emit_cube_block(s, ct, rc_.nbuffer, shape, p_.tensors, bp);
+            emit_cube_block(s, ct, rc_.nbuffer, shape, prog_.tensors, bp);
           });
           Shape index = tile_index;
           if (ct.chunks > 1) index.push_back(c);
@@ -137,6 +140,21 @@ class BlockPartitioner {
         }
         if (!tk.body->empty()) epilogue(tk, batch_index, tile_index, m0, n0, m, n, aic);
       }
+    }
+  }
+
+  // One MIX task per (batch, KV head, row block, split); tasks with the same shape share a block.
+  void attention_kernel(const TiledKernel& tk) {
+    const AttentionSpec& s = *p_.kernels[tk.spec].attention;
+    const AttentionTiling& a = *tk.attention;
+    for (const AttentionTask& t : attention_tasks(s, a)) {
+      std::vector<int64_t> key = attention_block_key(s, a, t);
+      const int blk = block(key, CoreType::MIX,
+                            current().name + ".mix." + std::to_string(t.rows) + "x" + std::to_string(t.blocks),
+                            [&](BlockProgram& bp) { AttentionEmitter(s, a, t, bp).emit_all(); });
+      Shape index = {t.batch, t.kv_head, t.row0 / a.row_blocks.tile};
+      if (a.splits > 1) index.push_back(t.split);
+      task(blk, CoreType::MIX, attention_bindings(s, a, t), std::move(index), {});
     }
   }
 
@@ -170,7 +188,9 @@ class BlockPartitioner {
 
 std::string tiled_kernel_name(const Partition& p, const TiledKernel& k) {
   const KernelSpec& spec = p.kernels[k.spec];
-  return k.kind == KernelKind::Zero ? "zero." + p.tensors[spec.cube->c].name : spec.name;
+  if (k.kind == KernelKind::Zero) return "zero." + p.tensors[spec.cube->c].name;
+  if (k.kind == KernelKind::Combine) return "combine." + p.tensors[spec.attention->out].name;
+  return spec.name;
 }
 
 void partition_blocks(const Partition& p, const TilePlan& plan, const ResolvedConfig& config, Program& program) {

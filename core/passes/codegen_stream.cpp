@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/passes/codegen_vector.h"
 #include "core/passes/sync_flag.h"
+#include "core/passes/vector_instr.h"
 #include "core/passes/ub_allocation.h"
 
 namespace pto::passes {
@@ -114,15 +115,7 @@ int StreamEmitter::half(int home, int spare, int64_t c, int64_t chunks) const {
 
 void StreamEmitter::vec(Opcode op, OpKind vop, Operand dst, std::vector<Operand> src, std::optional<double> scalar,
                         int reduce_dim) {
-  Instr in;
-  in.op = op;
-  in.pipe = Pipe::V;
-  in.vop = vop;
-  in.dst = std::move(dst);
-  in.src = std::move(src);
-  in.scalar = scalar;
-  in.reduce_dim = reduce_dim;
-  block_.instrs.push_back(std::move(in));
+  block_.instrs.push_back(vector_instr(op, vop, std::move(dst), std::move(src), scalar, reduce_dim));
 }
 
 void StreamEmitter::prologue() {

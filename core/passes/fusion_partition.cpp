@@ -97,6 +97,11 @@ class Grouper {
         groups.push_back(with_epilogue(id, assigned));
         continue;
       }
+      if (g_.node(id).kind == OpKind::FlashAttention) {
+        groups.push_back({id});  // a kernel of its own, and no vector node joins it
+        open = -1;
+        continue;
+      }
       if (open >= 0 && joins(groups[open], id)) {
         groups[open].push_back(id);
         continue;
@@ -170,6 +175,11 @@ class Grouper {
   }
 
   void check_group(size_t gi, const std::vector<NodeId>& group) const {
+    for (NodeId id : group)
+      if (g_.node(id).kind == OpKind::FlashAttention && group.size() > 1)
+        usage_error(group_label(gi, group) + ": " + node_label(g_.node(id)) +
+                    " is a fused kernel of its own; it shares its group with no other node");
+    if (group.size() == 1 && g_.node(group.front()).kind == OpKind::FlashAttention) return;
     std::vector<NodeId> matmuls;
     for (NodeId id : group)
       if (g_.node(id).kind == OpKind::Matmul) matmuls.push_back(id);
@@ -212,12 +222,56 @@ std::string kernel_name(const TensorGraph& g, const std::vector<NodeId>& group) 
   return name;
 }
 
-KernelSpec group_kernel(const TensorGraph& g, const std::vector<GmTensor>& tensors,
-                        const std::vector<NodeId>& group, const std::vector<bool>& stored) {
+// A contiguous view of tensor `base` with another shape (a reshape that needs no copy),
+// or with stride 0 everywhere (a position operand that never reads).
+int add_view(std::vector<GmTensor>& tensors, int base, const std::string& name, const Shape& shape, bool broadcast) {
+  GmTensor t;
+  t.id = static_cast<int>(tensors.size());
+  t.name = name;
+  t.node = tensors[base].node;
+  t.dtype = tensors[base].dtype;
+  t.shape = shape;
+  t.alias_of = base;
+  t.strides = broadcast ? Shape(shape.size(), 0) : contiguous_strides(shape);
+  tensors.push_back(t);
+  return t.id;
+}
+
+// flash_attention's spec, with the views its tasks bind: q and out with each KV head's
+// query heads stacked as rows, and the score matrix's positions for the causal mask.
+AttentionSpec attention_spec(const Node& n, std::vector<GmTensor>& tensors) {
+  AttentionSpec a;
+  a.node = n.id;
+  a.q = n.inputs[0];
+  a.k = n.inputs[1];
+  a.v = n.inputs[2];
+  if (n.inputs.size() == 5) a.k_scale = n.inputs[3], a.v_scale = n.inputs[4];
+  a.out = n.id;
+  const Shape& q = tensors[a.q].shape;
+  const Shape& k = tensors[a.k].shape;
+  a.batch = q[0], a.heads = q[1], a.sq = q[2], a.dim = q[3], a.kv_heads = k[1], a.skv = k[2];
+  a.causal = n.causal;
+  a.scale = n.scalar.value_or(1.0);
+  a.in = tensors[a.q].dtype;
+  a.kv = tensors[a.k].dtype;
+  const Shape stacked = {a.batch, a.kv_heads, a.rows(), a.dim};
+  a.q_rows = add_view(tensors, a.q, tensors[a.q].name + ".rows", stacked, false);
+  a.out_rows = add_view(tensors, a.out, tensors[a.out].name + ".rows", stacked, false);
+  a.positions = add_view(tensors, a.q, n.name + ".scores", {a.batch, a.heads, a.sq, a.skv}, true);
+  return a;
+}
+
+KernelSpec group_kernel(const TensorGraph& g, std::vector<GmTensor>& tensors, const std::vector<NodeId>& group,
+                        const std::vector<bool>& stored) {
   KernelSpec k;
   k.name = kernel_name(g, group);
   k.nodes = group;
   const Node& first = g.node(group.front());
+  if (first.kind == OpKind::FlashAttention) {
+    k.kind = KernelKind::Attention;
+    k.attention = attention_spec(first, tensors);
+    return k;
+  }
   const bool cube = first.kind == OpKind::Matmul;
   k.kind = cube ? KernelKind::Cube : KernelKind::Vector;
   BodyRequest req;
@@ -259,6 +313,12 @@ int root_of(const std::vector<GmTensor>& tensors, int t) {
 
 void accesses(const std::vector<GmTensor>& tensors, const KernelSpec& k, std::set<int>& reads,
               std::set<int>& writes) {
+  if (k.attention) {
+    const AttentionSpec& a = *k.attention;
+    for (int t : {a.q, a.k, a.v, a.k_scale, a.v_scale})
+      if (t >= 0) reads.insert(root_of(tensors, t));
+    writes.insert(root_of(tensors, a.out));
+  }
   if (k.cube) {
     reads.insert(root_of(tensors, k.cube->a));
     reads.insert(root_of(tensors, k.cube->b));

@@ -9,6 +9,8 @@
 //                   iteration-space terms, so that any tile size instantiates it
 //   StreamPlan      a vector kernel whose tile cuts the dim it reduces over: which steps
 //                   run in which pass over the chunks of that dim (stream_plan)
+//   AttentionSpec   flash_attention's tensors and sizes (fusion_partition)
+//   AttentionTiling its KV loop, stage tiles and cluster buffers (attention_tiling)
 //   TiledKernel     a kernel with its tile sizes, tile grid, UB layout and footprint
 //                   (tile_expansion); analyze() counts from it, codegen emits from it
 //
@@ -18,6 +20,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +47,8 @@ struct ResolvedConfig {
   std::optional<Shape> vec;     // absent: each vector kernel takes the op-agnostic fallback
   CubeTile cube;                // the config's, or the fp16 default
   ReduceForm reduce_form = ReduceForm::Online;  // a tile that cuts the reduced dim
+  std::optional<AttentionTiles> attention;       // flash_attention's loop tiles
+  std::map<std::string, StageTiles> stages;      // its tile set per stage
   int nbuffer = 1;
   std::optional<std::pair<int64_t, int64_t>> l2_group;
   std::optional<std::vector<std::vector<int>>> fusion;
@@ -102,7 +108,9 @@ struct VectorBody {
 
 // ---- Kernels --------------------------------------------------------------------------
 
-enum class KernelKind { Cube, Vector, Copy, Zero };
+// Copy, Zero and Combine are the compiler's own kernels: view copies, split-K's zeroing
+// and the combine of flash_attention's split partials.
+enum class KernelKind { Cube, Vector, Copy, Zero, Attention, Combine };
 
 struct CubeSpec {
   NodeId matmul = -1;
@@ -113,11 +121,29 @@ struct CubeSpec {
   int64_t m = 0, n = 0, k = 0;
 };
 
+// flash_attention: its tensors and sizes. A KV head's query rows are its G = H / KVH
+// heads stacked ([B, KVH, G*SQ, D], views of q and out): one task's rows may span heads,
+// and grouped-query attention loads each K/V block once for all of them.
+struct AttentionSpec {
+  NodeId node = -1;
+  int q = -1, k = -1, v = -1, k_scale = -1, v_scale = -1, out = -1;  // GM tensors
+  int q_rows = -1, out_rows = -1;   // the stacked views [B, KVH, G*SQ, D]
+  int positions = -1;               // the causal mask's position view [B, H, SQ, SKV] (no storage)
+  int64_t batch = 1, heads = 1, kv_heads = 1, sq = 1, skv = 1, dim = 1;
+  bool causal = false;
+  double scale = 1;
+  DType in = DType::F16, kv = DType::F16;
+  int64_t group() const { return heads / kv_heads; }
+  int64_t rows() const { return group() * sq; }
+  bool quantized() const { return kv == DType::I8; }
+};
+
 struct KernelSpec {
   KernelKind kind = KernelKind::Vector;
   std::string name;
   std::vector<NodeId> nodes;        // graph nodes (none for Copy and Zero kernels)
   std::optional<CubeSpec> cube;
+  std::optional<AttentionSpec> attention;
   VectorBody body;                  // Vector/Copy kernels; the epilogue of a Cube kernel
   VectorBody zero_body;             // Cube: the TFILL body that zeroes the output for split-K
   std::vector<int> after;           // kernel indices
@@ -225,8 +251,47 @@ struct VecTiling {
   DimSplit chunks;
 };
 
-constexpr int kNumLevels = 6;  // MemLevel GM..UB
+constexpr int kNumLevels = 7;  // MemLevel GM..WS
 using LevelBytes = std::array<int64_t, kNumLevels>;
+
+// One local buffer of a MIX task, as tile expansion lays it out and codegen declares it.
+struct ClusterBuffer {
+  std::string name;
+  MemLevel level = MemLevel::UB;
+  int unit = 0;
+  DType dtype = DType::F32;
+  Shape shape;
+  Layout layout = Layout::RowMajor;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+// flash_attention's loop as it will run (attention_tiling.h): which rows, KV blocks and
+// splits a task owns, the matmuls' L0 sub-tiles, the vector stages' row slices, and the
+// buffers of the largest task.
+struct AttentionTiling {
+  int64_t q_tile = 0, kv_tile = 0;
+  TaskOrder order = TaskOrder::Bhq;
+  DimSplit row_blocks;        // a KV head's stacked query rows, by q_tile
+  DimSplit kv_blocks;         // SKV, by kv_tile
+  int64_t splits = 1;         // tasks sharing one row block's KV blocks (FlashDecoding)
+  int units = 1;              // vector units per cluster: each owns a share of the rows
+  bool split_cores = true;    // the units are cores of their own (else all run on the one core)
+  bool direct = true;         // tiles hand off directly (cv_direct), else through WS
+  int nbuffer = 1;            // slots of every pipelined buffer; the QK preload is nbuffer - 1
+  struct L0 {
+    int64_t m = 0, k = 0, n = 0;
+  };
+  L0 qk, pv;                  // S = Q K^T: m rows, k head dim, n KV; O = P V: m rows, k KV, n head dim
+  int64_t v1_rows = 0, v2_rows = 0;  // rows of a softmax / update slice on one unit
+  std::vector<ClusterBuffer> buffers;
+  int first_extra_tensor = -1; // splits > 1: the partials' tensors in TilePlan::extra_tensors
+  // A vector unit's share of `rows` task rows: an equal share, in whole 16-row fractals
+  // (the last unit takes what is left, perhaps nothing).
+  // The unit number of vector unit u (1..units): u, or 0 where the units are one core.
+  int vector_unit(int u) const { return split_cores ? u : 0; }
+  int64_t unit_rows(int64_t rows) const { return units == 1 ? rows : std::min(rows, align_up(ceil_div(rows, units), 16)); }
+};
 
 // A kernel as it will run. A Zero kernel (split-K's TFILL of the output) shares the
 // spec of the Cube kernel it precedes.
@@ -235,8 +300,10 @@ struct TiledKernel {
   KernelKind kind = KernelKind::Vector;
   std::vector<int> after;           // indices into TilePlan::kernels
   const VectorBody* body = nullptr; // vector work per task (empty for a plain matmul)
+  std::shared_ptr<const VectorBody> own_body;  // a body made by the tiling (the split's combine)
   CubeTiling cube;
   VecTiling vec;
+  std::optional<AttentionTiling> attention;
   LevelBytes footprint{};           // peak bytes per local level of one task
 };
 
@@ -244,6 +311,9 @@ struct TilePlan {
   std::vector<TiledKernel> kernels;
   std::vector<Violation> violations;
   bool feasible = true;
+  // GM tensors the tiling adds (flash_attention's split partials), numbered after the
+  // partition's.
+  std::vector<GmTensor> extra_tensors;
 };
 
 }  // namespace pto::passes

@@ -65,6 +65,8 @@ ResolvedConfig resolve_config(const TensorGraph& g, const TileConfig& config) {
   r.vec = config.vec;
   r.cube = config.cube && has_matmul ? *config.cube : fallback_cube();
   r.reduce_form = config.reduce.value_or(ReduceForm::Online);
+  r.attention = config.attention;
+  r.stages = config.stages;
   r.nbuffer = config.nbuffer_or_default();
   r.l2_group = config.l2_group;
   r.fusion = config.fusion;

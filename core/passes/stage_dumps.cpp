@@ -28,7 +28,8 @@ int64_t capacity(const Target& t, MemLevel l) {
     case MemLevel::L0B: return t.l0b;
     case MemLevel::L0C: return t.l0c;
     case MemLevel::UB: return t.ub;
-    case MemLevel::GM: return 0;
+    case MemLevel::GM:
+    case MemLevel::WS: return 0;  // in GM: no capacity of its own
   }
   return 0;
 }
@@ -39,8 +40,9 @@ std::string footprint_line(const TiledKernel& k, const Target& t) {
   for (int l = 1; l < kNumLevels; ++l) {
     if (k.footprint[l] == 0) continue;
     const MemLevel level = static_cast<MemLevel>(l);
-    out += std::string(any ? "," : "") + " " + mem_level_name(level) + " " + num(k.footprint[l]) + " / " +
-           num(capacity(t, level)) + " B";
+    const int64_t cap = capacity(t, level);
+    out += std::string(any ? "," : "") + " " + mem_level_name(level) + " " + num(k.footprint[l]) +
+           (cap > 0 ? " / " + num(cap) : "") + " B";
     any = true;
   }
   return out + (any ? "" : " -") + "\n";
@@ -125,6 +127,24 @@ void cube_lines(const Partition& p, const TiledKernel& k, const ResolvedConfig& 
          dtype_name(s.acc) + ") -> GM (FIX" + (ct.chunks > 1 ? ", atomic add" : "") + ")\n";
 }
 
+void attention_lines(const AttentionSpec& s, const AttentionTiling& a, std::string& out) {
+  out += "  flash_attention B=" + num(s.batch) + " H=" + num(s.heads) + " KVH=" + num(s.kv_heads) + " SQ=" +
+         num(s.sq) + " SKV=" + num(s.skv) + " D=" + num(s.dim) + (s.causal ? " causal" : "") +
+         (s.quantized() ? " int8 KV" : "") + "\n";
+  out += "  rows per KV head " + num(s.rows()) + " in blocks of " + num(a.row_blocks.tile) + " (tail " +
+         num(a.row_blocks.tail) + "); KV " + num(s.skv) + " in blocks of " + num(a.kv_blocks.tile) + " (tail " +
+         num(a.kv_blocks.tail) + ")" + (a.splits > 1 ? ", split " + num(a.splits) + " ways" : "") + "; order " +
+         task_order_name(a.order) + "\n";
+  out += "  c1 L0 m=" + num(a.qk.m) + " k=" + num(a.qk.k) + " n=" + num(a.qk.n) + "; c2 L0 m=" + num(a.pv.m) +
+         " k=" + num(a.pv.k) + " n=" + num(a.pv.n) + "; v1 rows " + num(a.v1_rows) + ", v2 rows " + num(a.v2_rows) +
+         "; " + num(a.units) + " vector unit" + (a.units > 1 ? "s" : "") + " of " + num(a.unit_rows(a.q_tile)) +
+         " rows; hand-offs " + (a.direct ? "direct" : "through WS") + "; nbuffer " + num(a.nbuffer) + "\n";
+  out += "  buffers of one cluster:\n";
+  for (const ClusterBuffer& b : a.buffers)
+    out += "    " + b.name + "  " + mem_level_name(b.level) + (b.unit ? " unit " + num(b.unit) : "") + "  " +
+           dtype_name(b.dtype) + shape_str(b.shape) + "  " + num(b.bytes) + " B @" + num(b.offset) + "\n";
+}
+
 }  // namespace
 
 std::string dump_tile_graph(const TensorGraph& g, const Partition& p, const TilePlan& plan,
@@ -133,7 +153,8 @@ std::string dump_tile_graph(const TensorGraph& g, const Partition& p, const Tile
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const TiledKernel& k = plan.kernels[i];
     const char* kind = k.kind == KernelKind::Cube ? "cube" : k.kind == KernelKind::Copy ? "copy"
-                       : k.kind == KernelKind::Zero ? "zero" : "vector";
+                       : k.kind == KernelKind::Zero ? "zero" : k.kind == KernelKind::Attention ? "mix"
+                       : k.kind == KernelKind::Combine ? "combine" : "vector";
     out += "kernel " + num(static_cast<int64_t>(i)) + " \"" + tiled_kernel_name(p, k) + "\" " + kind;
     if (!k.after.empty()) {
       out += "  after";
@@ -143,8 +164,10 @@ std::string dump_tile_graph(const TensorGraph& g, const Partition& p, const Tile
       }
     }
     out += "\n";
-    if (k.kind != KernelKind::Zero) out += "  nodes: " + node_list(g, p.kernels[k.spec].nodes) + "\n";
+    if (k.kind != KernelKind::Zero && k.kind != KernelKind::Combine)
+      out += "  nodes: " + node_list(g, p.kernels[k.spec].nodes) + "\n";
     if (k.kind == KernelKind::Cube) cube_lines(p, k, rc, out);
+    if (k.attention) attention_lines(*p.kernels[k.spec].attention, *k.attention, out);
     if (!k.body->empty()) {
       out += "  iteration " + shape_str(k.body->iteration) + "  ";
       out += k.kind == KernelKind::Cube ? "epilogue sub-tile " + shape_str(k.vec.tile) + " per cube tile\n"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/passes/attention_tiling.h"
 #include "core/passes/cube_layout.h"
 #include "core/passes/resolve_config.h"
 #include "core/passes/stream_plan.h"
@@ -127,6 +128,23 @@ void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const Resolv
   lay_out_vector(g, spec.body, tile, rc.nbuffer, t, check, k);
 }
 
+// flash_attention: its tiling, and with a split the kernel that combines the partials.
+void tile_attention_kernel(const Partition& p, const KernelSpec& spec, const ResolvedConfig& rc, const Target& t,
+                           RuleCheck& check, TiledKernel& k, TilePlan& plan) {
+  k.attention = tile_attention(*spec.attention, rc, t, check);
+  for (const ClusterBuffer& b : k.attention->buffers) {
+    int64_t& peak = k.footprint[level(b.level)];
+    peak = std::max(peak, b.offset + b.bytes);
+  }
+  if (k.attention->splits == 1) return;
+  const int self = static_cast<int>(plan.kernels.size());
+  plan.kernels.push_back(std::move(k));
+  TiledKernel combine = split_combine_kernel(*spec.attention, *plan.kernels.back().attention, self, p.tensors.size(),
+                                             p.tensors, plan, t, check);
+  combine.spec = plan.kernels.back().spec;
+  k = std::move(combine);
+}
+
 }  // namespace
 
 TilePlan expand_tiles(const TensorGraph& g, const Partition& p, const ResolvedConfig& rc, const Target& t) {
@@ -142,7 +160,9 @@ TilePlan expand_tiles(const TensorGraph& g, const Partition& p, const ResolvedCo
     k.kind = spec.kind;
     k.body = &spec.body;
     for (int a : spec.after) k.after.push_back(tiled_index[a]);
-    if (spec.cube) {
+    if (spec.attention) {
+      tile_attention_kernel(p, spec, rc, t, check, k, plan);
+    } else if (spec.cube) {
       tile_cube_kernel(g, spec, rc, t, check, k);
       if (k.cube.chunks > 1) {
         TiledKernel zero;

@@ -31,6 +31,8 @@ class RuleCheck {
   // streams, or cuts none).
   void vector(const TensorGraph& g, const VectorBody& body, const Shape& vt, const VecTiling& layout,
               const std::string& unstreamable);
+  // A rule a kernel kind checks itself (flash_attention's, attention_tiling.h).
+  void rule(const char* name, const std::string& detail, bool hard) { fail(name, detail, hard); }
 
  private:
   void broadcast_stores(const VectorBody& body, const Shape& vector_tile);

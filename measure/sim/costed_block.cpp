@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "core/error.h"
 #include "core/program_verify.h"
 
 namespace pto::sim {
@@ -93,6 +94,26 @@ PlannedStep plan_gm(const Context& c, size_t index, std::vector<Operand>& gm_ope
   return s;
 }
 
+// A hand-off through a cluster's workspace: a GM transfer that stays in L2 (its lines
+// are not tracked, a few hundred KB per cluster in a 96-192 MiB L2), at the L2 rates.
+PlannedStep plan_workspace(const Context& c, size_t index) {
+  const Instr& in = c.block.instrs[index];
+  const Target& t = c.target;
+  PlannedStep s;
+  s.kind = StepKind::Workspace;
+  s.pipe = in.pipe;
+  s.bytes = c.bytes(in.src[0]);
+  const MemLevel from = in.src[0].level;
+  if (from == MemLevel::WS) {
+    s.latency = t.gm_read_latency;
+    s.hit_bytes_per_cycle = t.l2_read_bpc;
+  } else {
+    s.latency = t.gm_write_latency;
+    s.hit_bytes_per_cycle = std::min(from == MemLevel::L0C ? t.l0c_to_ub_bpc : t.ub_to_gm_bpc, t.l2_write_bpc);
+  }
+  return s;
+}
+
 PlannedStep plan_step(const Context& c, size_t index, std::vector<Operand>& gm_operands) {
   const Instr& in = c.block.instrs[index];
   PlannedStep s;
@@ -100,7 +121,10 @@ PlannedStep plan_step(const Context& c, size_t index, std::vector<Operand>& gm_o
   switch (in.op) {
     case Opcode::TLOAD:
     case Opcode::TSTORE: return plan_gm(c, index, gm_operands);
-    case Opcode::TMOV: s.cycles = move_cycles(c, index); break;
+    case Opcode::TMOV:
+      if (in.src[0].level == MemLevel::WS || in.dst.level == MemLevel::WS) return plan_workspace(c, index);
+      s.cycles = move_cycles(c, index);
+      break;
     case Opcode::TMATMUL: s.cycles = matmul_cycles(c, index); break;
     case Opcode::TVEC:
     case Opcode::TREDUCE: s.cycles = vector_cycles(c, index, op_kind_name(in.vop)); break;
@@ -173,8 +197,14 @@ CostedBlock cost_block(const BlockProgram& block, const Target& target) {
   plan.tasks_in_flight = overlaps_tasks ? slots + 1 : 1;
   plan.steps.reserve(block.instrs.size());
   for (size_t i = 0; i < block.instrs.size(); ++i) {
-    plan.steps.push_back(plan_step(c, i, plan.gm_operands));
-    plan.pipe_steps[static_cast<int>(block.instrs[i].pipe)].push_back(static_cast<int>(i));
+    const Instr& in = block.instrs[i];
+    if (in.unit >= kMaxUnits) usage_error("simulator: block '" + block.name + "' runs on unit " + std::to_string(in.unit) +
+                                          "; a cluster has at most " + std::to_string(kMaxUnits));
+    PlannedStep step = plan_step(c, i, plan.gm_operands);
+    step.lane = in.unit * kNumPipes + static_cast<int>(in.pipe);
+    plan.units = std::max(plan.units, in.unit + 1);
+    plan.pipe_steps[step.lane].push_back(static_cast<int>(i));
+    plan.steps.push_back(step);
   }
   const std::vector<int> sets = matching_set_flags(block);
   for (size_t i = 0; i < sets.size(); ++i) plan.steps[i].matched_set = sets[i];

@@ -21,11 +21,18 @@ enum class StepKind : uint8_t {
   GmRead,        // TLOAD: through the L2 and the shared bandwidths
   GmWrite,       // TSTORE
   GmAccumulate,  // TSTORE with atomic add: reads the line in L2, then writes it
+  Workspace,     // TMOV to or from a cluster's workspace: the L2 bandwidth, no HBM
 };
+
+// A MIX block's instructions run on the pipes of several units: lane = unit * kNumPipes
+// + pipe (other blocks use unit 0's lanes alone).
+constexpr int kMaxUnits = 4;
+constexpr int kMaxLanes = kMaxUnits * kNumPipes;
 
 struct PlannedStep {
   StepKind kind = StepKind::Local;
   Pipe pipe = Pipe::S;
+  int lane = 0;
   double cycles = 0;       // Local, SetFlag, WaitFlag
   int matched_set = -1;    // WaitFlag: index of its SET_FLAG in the block
   // GM transfers: the window (binding slot, offset, extent) and the per-core costs.
@@ -33,6 +40,7 @@ struct PlannedStep {
   double latency = 0;
   double hit_bytes_per_cycle = 0;   // data the L2 holds (for writes: the path's rate)
   double miss_bytes_per_cycle = 0;  // data fetched from HBM
+  double bytes = 0;                 // Workspace: what it moves
 };
 
 struct CostedBlock {
@@ -52,7 +60,8 @@ struct CostedBlock {
     std::vector<int> after;
   };
   std::vector<Reuse> reuse;                     // per step; `after` empty: no wait
-  std::array<std::vector<int>, kNumPipes> pipe_steps;  // per pipe, in issue order
+  std::array<std::vector<int>, kMaxLanes> pipe_steps;  // per lane, in issue order
+  int units = 1;                                 // lanes in use: units * kNumPipes
   std::vector<Operand> gm_operands;
 };
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <list>
 #include <queue>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
@@ -27,26 +29,37 @@ struct Event {
   }
 };
 
-// One task in flight on a core.
+// One task in flight: on one core, or a MIX task on a cluster's cores, one per unit.
+// Its steps are kept per lane (unit, pipe).
 struct TaskRun {
   int task = -1;
   const CostedBlock* plan = nullptr;
+  std::array<int, kMaxUnits> cores{};        // the core running each unit
   double start = 0;
   double end = 0;                            // latest end among its steps so far
-  std::array<int, kNumPipes> next{};         // position in plan->pipe_steps[pipe]
-  std::array<int, kNumPipes> waiting_on{};   // step index of the SET_FLAG a pipe waits for, -1
-  std::array<bool, kNumPipes> waiting_on_older{};  // a pipe waits for an older task to free UB bytes
+  std::array<int, kMaxLanes> next{};         // position in plan->pipe_steps[lane]
+  std::array<int, kMaxLanes> waiting_on{};   // step index of the SET_FLAG a lane waits for, -1
+  std::array<bool, kMaxLanes> waiting_on_older{};  // a lane waits for an older task to free UB bytes
   std::vector<double> step_end;              // per step of the block, -1 until it ran
-  int pipes_left = 0;
-  bool done_on(int p) const { return next[p] == static_cast<int>(plan->pipe_steps[p].size()); }
+  int lanes_left = 0;
+  bool done_on(int lane) const { return next[lane] == static_cast<int>(plan->pipe_steps[lane].size()); }
+  // The lane of `pipe` on core `c`, which runs one of its units.
+  int lane(int c, int pipe) const {
+    for (int u = 0; u < plan->units; ++u)
+      if (cores[u] == c) return u * kNumPipes + pipe;
+    return pipe;
+  }
 };
+
+// A pipe to look at again: (core, pipe).
+using PipeRef = std::pair<int, int>;
 
 // A core's pipes serve its runs in order: a pipe turns to a newer run only when every
 // older run is done with it.
 struct Core {
   int pool = 0;
   bool used = false;
-  std::deque<TaskRun> runs;                  // oldest first
+  std::deque<TaskRun*> runs;                 // oldest first
   // A pipe issues in order. DMA transfers (GM steps) are pipelined: the next one may
   // issue while the previous one's data is still under way, so that its latency hides
   // behind that transfer; everything else starts once all earlier steps are done.
@@ -55,16 +68,19 @@ struct Core {
   std::array<bool, kNumPipes> parked{};      // a GM step of the pipe waits in the event queue
   double retired_end = 0;                    // when the last task that left the core ended
 
-  TaskRun* owner(int p) {
-    for (TaskRun& r : runs)
-      if (!r.done_on(p)) return &r;
-    return nullptr;
+  // The run a pipe serves now, and its lane there.
+  std::pair<TaskRun*, int> owner(int self, int p) {
+    for (TaskRun* r : runs) {
+      const int lane = r->lane(self, p);
+      if (!r->done_on(lane)) return {r, lane};
+    }
+    return {nullptr, -1};
   }
   // Tasks share a core only with tasks of their own block: only those guard the UB
   // bytes they share (CostedBlock::reuse).
   bool accepts(const CostedBlock& plan) const {
     if (runs.empty()) return true;
-    return runs.front().plan == &plan && static_cast<int>(runs.size()) < plan.tasks_in_flight;
+    return runs.front()->plan == &plan && static_cast<int>(runs.size()) < plan.tasks_in_flight;
   }
 
   // When the UB bytes step `s` of `run` writes are free of older tasks; -1 while an
@@ -72,9 +88,9 @@ struct Core {
   double reuse_free_at(const TaskRun& run, int s) const {
     const CostedBlock::Reuse& reuse = run.plan->reuse[s];
     if (reuse.after.empty()) return 0;
-    const auto index = std::find_if(runs.begin(), runs.end(), [&](const TaskRun& r) { return &r == &run; }) - runs.begin();
+    const auto index = std::find(runs.begin(), runs.end(), &run) - runs.begin();
     if (index < reuse.distance) return retired_end;  // that task has left: it freed them by its end
-    const TaskRun& older = runs[index - reuse.distance];
+    const TaskRun& older = *runs[index - reuse.distance];
     double free_at = 0;
     for (int step : reuse.after) {
       if (older.step_end[step] < 0) return -1;
@@ -100,6 +116,9 @@ struct KernelState {
   KernelTiming timing;
 };
 
+// Ready queues: AIC, AIV (split targets) and MIX tasks.
+constexpr int kQueues = 3;
+
 class Engine {
  public:
   Engine(const Program& program, const Target& target, const SimOptions& options)
@@ -118,7 +137,7 @@ class Engine {
       now_ = e.time;
       switch (e.kind) {
         case EventKind::KernelReady: kernel_ready(e.subject); break;
-        case EventKind::TaskDone: task_done(e.subject, e.pipe); break;
+        case EventKind::TaskDone: task_done(e.pipe); break;
         case EventKind::GmStep: gm_step(e.subject, e.pipe); break;
       }
     }
@@ -135,6 +154,7 @@ class Engine {
   }
 
   int pool_of(CoreType type) const { return target_.split_cores && type == CoreType::AIV ? 1 : 0; }
+  int queue_of(CoreType type) const { return type == CoreType::MIX ? 2 : pool_of(type); }
 
   void build_cores() {
     totals_.pool_cores = {target_.aic_cores, target_.split_cores ? target_.aiv_cores : 0};
@@ -145,6 +165,15 @@ class Engine {
         cores_.back().pool = pool;
       }
     }
+  }
+
+  // Cluster i: AIC i and, on split targets, the AIVs that pair with it.
+  std::array<int, kMaxUnits> cluster(int i, int units) const {
+    std::array<int, kMaxUnits> cores{};
+    cores[0] = pool_first_[0] + i;
+    for (int u = 1; u < units; ++u)
+      cores[u] = target_.split_cores ? pool_first_[1] + i * target_.vector_units() + (u - 1) : cores[0];
+    return cores;
   }
 
   [[noreturn]] void bad_task(size_t task, const std::string& what) const {
@@ -177,6 +206,10 @@ class Engine {
       const Task& task = program_.tasks[t];
       if (totals_.pool_cores[pool_of(task.core)] == 0)
         bad_task(t, std::string("target '") + target_.name + "' has no " + core_type_name(task.core) + " cores");
+      const int units = plans_[task.block].units;
+      if (task.core == CoreType::MIX && target_.split_cores && units > 1 + target_.vector_units())
+        bad_task(t, "its block runs " + std::to_string(units) + " units; a cluster of '" + target_.name + "' has " +
+                        std::to_string(1 + target_.vector_units()));
       for (int d : task.deps) {
         tasks_[d].dependents.push_back(static_cast<int>(t));
         ++tasks_[t].pending;
@@ -188,22 +221,40 @@ class Engine {
   void push(const Event& e) { events_.push(e); }
 
   void make_ready(int task) {
-    ready_[pool_of(program_.tasks[task].core)].push({tasks_[task].rank, task});
+    ready_[queue_of(program_.tasks[task].core)].push({tasks_[task].rank, task});
   }
 
   // The ready task first in dispatch order goes to the free core with the fewest
-  // tasks in flight, lowest number first; it waits while no core accepts it.
-  void dispatch(int pool) {
-    while (!ready_[pool].empty()) {
-      const int task = ready_[pool].top().second;
+  // tasks in flight, lowest number first (a MIX task: to the lowest cluster whose cores
+  // are all free); it waits while none accepts it.
+  void dispatch(int queue) {
+    while (!ready_[queue].empty()) {
+      const int task = ready_[queue].top().second;
       const CostedBlock& plan = plans_[program_.tasks[task].block];
-      int best = -1;
-      for (int c = pool_first_[pool]; c < pool_first_[pool] + totals_.pool_cores[pool]; ++c)
-        if (cores_[c].accepts(plan) && (best < 0 || cores_[c].runs.size() < cores_[best].runs.size())) best = c;
-      if (best < 0) return;
-      ready_[pool].pop();
-      start_task(best, task, now_ + target_.task_dispatch_cycles);
+      std::array<int, kMaxUnits> cores{};
+      bool found = false;
+      if (queue == 2) {
+        for (int i = 0; i < target_.aic_cores && !found; ++i) {
+          cores = cluster(i, plan.units);
+          found = true;
+          for (int u = 0; u < plan.units; ++u) found = found && cores_[cores[u]].runs.empty();
+        }
+      } else {
+        const int pool = queue;
+        int best = -1;
+        for (int c = pool_first_[pool]; c < pool_first_[pool] + totals_.pool_cores[pool]; ++c)
+          if (cores_[c].accepts(plan) && (best < 0 || cores_[c].runs.size() < cores_[best].runs.size())) best = c;
+        cores[0] = best;
+        found = best >= 0;
+      }
+      if (!found) return;
+      ready_[queue].pop();
+      start_task(cores, task, now_ + target_.task_dispatch_cycles);
     }
+  }
+
+  void dispatch_all() {
+    for (int q = 0; q < kQueues; ++q) dispatch(q);
   }
 
   void kernel_ready(int k) {
@@ -213,7 +264,7 @@ class Engine {
     if (ks.tasks_left == 0) return kernel_done(k);
     for (int t : program_.kernels[k].tasks)
       if (tasks_[t].pending == 0) make_ready(t);
-    dispatch(0), dispatch(1);
+    dispatch_all();
   }
 
   void kernel_done(int k) {
@@ -223,50 +274,56 @@ class Engine {
         push({now_ + target_.kernel_launch_cycles, EventKind::KernelReady, d, 0});
   }
 
-  void start_task(int c, int task, double start) {
-    Core& core = cores_[c];
-    TaskRun& run = core.runs.emplace_back();
+  void start_task(const std::array<int, kMaxUnits>& cores, int task, double start) {
+    TaskRun& run = live_.emplace_back();
     run.task = task;
     run.plan = &plans_[program_.tasks[task].block];
+    run.cores = cores;
     run.start = run.end = start;
     run.step_end.assign(run.plan->steps.size(), -1);
     run.waiting_on.fill(-1);
+    run_of_[task] = &run;
     KernelState& ks = kernels_[task_kernel_[task]];
     if (!ks.started) ks.started = true, ks.timing.start_cycle = start;
-    if (!core.used) core.used = true, ++totals_.cores_used[core.pool];
-    std::vector<int> runnable;
-    for (int p = 0; p < kNumPipes; ++p)
-      if (!run.done_on(p)) ++run.pipes_left, runnable.push_back(p);
-    if (run.pipes_left == 0) return push({start, EventKind::TaskDone, c, task});
-    run_pipes(c, runnable);
+    for (int u = 0; u < run.plan->units; ++u) {
+      Core& core = cores_[cores[u]];
+      if (std::find(core.runs.begin(), core.runs.end(), &run) != core.runs.end()) continue;  // units on one core
+      core.runs.push_back(&run);
+      if (!core.used) core.used = true, ++totals_.cores_used[core.pool];
+    }
+    std::vector<PipeRef> runnable;
+    for (int lane = 0; lane < run.plan->units * kNumPipes; ++lane)
+      if (!run.done_on(lane)) ++run.lanes_left, runnable.push_back({cores[lane / kNumPipes], lane % kNumPipes});
+    if (run.lanes_left == 0) return push({start, EventKind::TaskDone, cores[0], task});
+    run_pipes(runnable);
   }
 
   // Runs pipes ahead until each runs out of steps, waits for a SET_FLAG not yet
   // issued, or reaches a GM transfer (which must start in event order).
-  void run_pipes(int c, std::vector<int>& runnable) {
+  void run_pipes(std::vector<PipeRef>& runnable) {
     while (!runnable.empty()) {
-      const int p = runnable.back();
+      const auto [c, p] = runnable.back();
       runnable.pop_back();
       run_pipe(c, p, runnable);
     }
   }
 
-  void run_pipe(int c, int p, std::vector<int>& runnable) {
+  void run_pipe(int c, int p, std::vector<PipeRef>& runnable) {
     Core& core = cores_[c];
     if (core.parked[p]) return;
-    while (TaskRun* run = core.owner(p)) {
-      const int s = run->plan->pipe_steps[p][run->next[p]];
+    for (auto [run, lane] = core.owner(c, p); run; std::tie(run, lane) = core.owner(c, p)) {
+      const int s = run->plan->pipe_steps[lane][run->next[lane]];
       const PlannedStep& step = run->plan->steps[s];
       const double free_at = core.reuse_free_at(*run, s);
       if (free_at < 0) {
-        run->waiting_on_older[p] = true;
+        run->waiting_on_older[lane] = true;
         return;
       }
       double start = std::max({core.issue_at[p], run->start, free_at});
       if (step.kind == StepKind::WaitFlag) {
         const double set_end = run->step_end[step.matched_set];
         if (set_end < 0) {
-          run->waiting_on[p] = step.matched_set;
+          run->waiting_on[lane] = step.matched_set;
           return;
         }
         start = std::max(start, set_end);
@@ -276,26 +333,27 @@ class Engine {
       } else {
         start = std::max(start, core.done_at[p]);
       }
-      finish_step(c, *run, p, s, start, start + step.cycles, start + step.cycles, runnable);
+      finish_step(c, *run, lane, s, start, start + step.cycles, start + step.cycles, runnable);
       if (step.kind == StepKind::SetFlag) wake_waiters(*run, s, runnable);
     }
   }
 
   // Busy time counts the union of the pipe's step intervals, which overlap only where
   // a transfer's latency hides behind the previous one.
-  void finish_step(int c, TaskRun& run, int p, int s, double start, double end, double next_issue,
-                   std::vector<int>& runnable, double l2_hit_bytes = -1) {
+  void finish_step(int c, TaskRun& run, int lane, int s, double start, double end, double next_issue,
+                   std::vector<PipeRef>& runnable, double l2_hit_bytes = -1) {
     Core& core = cores_[c];
+    const int p = lane % kNumPipes;
     if (trace_) trace_step(c, run, s, start, end, l2_hit_bytes);
-    wake_newer(core, run, runnable);
+    wake_newer(c, run, runnable);
     run.step_end[s] = end;
     run.end = std::max(run.end, end);
     totals_.busy_cycles[core.pool][p] += end - std::max(start, std::min(core.done_at[p], end));
     core.issue_at[p] = next_issue;
     core.done_at[p] = std::max(core.done_at[p], end);
-    ++run.next[p];
+    ++run.next[lane];
     ++totals_.instructions;
-    if (run.done_on(p) && --run.pipes_left == 0) push({run.end, EventKind::TaskDone, c, run.task});
+    if (run.done_on(lane) && --run.lanes_left == 0) push({run.end, EventKind::TaskDone, run.cores[0], run.task});
   }
 
   void trace_step(int c, const TaskRun& run, int s, double start, double end, double l2_hit_bytes) {
@@ -306,45 +364,58 @@ class Engine {
   }
 
   // Newer tasks' pipes that wait for UB bytes an older one holds look again.
-  static void wake_newer(Core& core, const TaskRun& run, std::vector<int>& runnable) {
+  void wake_newer(int c, const TaskRun& run, std::vector<PipeRef>& runnable) {
     bool newer = false;
-    for (TaskRun& r : core.runs) {
+    for (TaskRun* r : cores_[c].runs) {
       if (newer)
-        for (int q = 0; q < kNumPipes; ++q)
-          if (std::exchange(r.waiting_on_older[q], false)) runnable.push_back(q);
-      newer = newer || &r == &run;
+        for (int q = 0; q < kNumPipes; ++q) {
+          const int lane = r->lane(c, q);
+          if (std::exchange(r->waiting_on_older[lane], false)) runnable.push_back({c, q});
+        }
+      newer = newer || r == &run;
     }
   }
 
-  static void wake_waiters(TaskRun& run, int set_step, std::vector<int>& runnable) {
-    for (int q = 0; q < kNumPipes; ++q) {
-      if (run.waiting_on[q] != set_step) continue;
-      run.waiting_on[q] = -1;
-      runnable.push_back(q);
+  static void wake_waiters(TaskRun& run, int set_step, std::vector<PipeRef>& runnable) {
+    for (int lane = 0; lane < run.plan->units * kNumPipes; ++lane) {
+      if (run.waiting_on[lane] != set_step) continue;
+      run.waiting_on[lane] = -1;
+      runnable.push_back({run.cores[lane / kNumPipes], lane % kNumPipes});
     }
   }
 
   void gm_step(int c, int p) {
     Core& core = cores_[c];
     core.parked[p] = false;
-    TaskRun& run = *core.owner(p);
-    const int s = run.plan->pipe_steps[p][run.next[p]];
-    const PlannedStep& step = run.plan->steps[s];
-    const Operand& window = run.plan->gm_operands[step.gm_operand];
-    const Task& task = program_.tasks[run.task];
+    auto [run, lane] = core.owner(c, p);
+    const int s = run->plan->pipe_steps[lane][run->next[lane]];
+    const PlannedStep& step = run->plan->steps[s];
+    std::vector<PipeRef> runnable{{c, p}};
+    if (step.kind == StepKind::Workspace) {
+      const double end = memory_.workspace_transfer(now_, step);
+      finish_step(c, *run, lane, s, now_, end, std::max(now_, end - step.latency), runnable);
+      return run_pipes(runnable);
+    }
+    const Operand& window = run->plan->gm_operands[step.gm_operand];
+    const Task& task = program_.tasks[run->task];
     const double hits_before = trace_ ? memory_.l2_hit_bytes() : 0;
     const double end = memory_.transfer(now_, step, window, task.bindings[window.id]);
     const double hits = trace_ && step.kind == StepKind::GmRead ? memory_.l2_hit_bytes() - hits_before : -1;
-    std::vector<int> runnable{p};
-    finish_step(c, run, p, s, now_, end, std::max(now_, end - step.latency), runnable, hits);
-    run_pipes(c, runnable);
+    finish_step(c, *run, lane, s, now_, end, std::max(now_, end - step.latency), runnable, hits);
+    run_pipes(runnable);
   }
 
-  void task_done(int c, int task) {
-    Core& core = cores_[c];
-    const auto run = std::find_if(core.runs.begin(), core.runs.end(), [&](const TaskRun& r) { return r.task == task; });
-    core.retired_end = std::max(core.retired_end, run->end);
-    core.runs.erase(run);
+  void task_done(int task) {
+    TaskRun* run = run_of_.at(task);
+    for (int u = 0; u < run->plan->units; ++u) {
+      Core& core = cores_[run->cores[u]];
+      const auto it = std::find(core.runs.begin(), core.runs.end(), run);
+      if (it == core.runs.end()) continue;
+      core.retired_end = std::max(core.retired_end, run->end);
+      core.runs.erase(it);
+    }
+    run_of_.erase(task);
+    live_.remove_if([&](const TaskRun& r) { return &r == run; });
     tasks_[task].done = true;
     totals_.makespan = std::max(totals_.makespan, now_);
     for (int d : tasks_[task].dependents)
@@ -352,20 +423,19 @@ class Engine {
     const int k = task_kernel_[task];
     kernels_[k].timing.end_cycle = std::max(kernels_[k].timing.end_cycle, now_);
     if (--kernels_[k].tasks_left == 0) kernel_done(k);
-    dispatch(0), dispatch(1);
+    dispatch_all();
   }
 
   // Without events left, every task must have run; otherwise the program deadlocks.
   void check_all_done() const {
-    for (const Core& core : cores_) {
-      for (const TaskRun& run : core.runs) {
-        const BlockProgram& block = program_.blocks[program_.tasks[run.task].block];
-        for (int p = 0; p < kNumPipes; ++p)
-          if (run.waiting_on[p] >= 0)
-            bad_task(run.task, "deadlock in block '" + block.name + "': pipe " + pipe_name(static_cast<Pipe>(p)) +
-                                   " waits at a WAIT_FLAG whose SET_FLAG (instruction " +
-                                   std::to_string(run.waiting_on[p]) + ") never issues");
-      }
+    for (const TaskRun& run : live_) {
+      const BlockProgram& block = program_.blocks[program_.tasks[run.task].block];
+      for (int lane = 0; lane < run.plan->units * kNumPipes; ++lane)
+        if (run.waiting_on[lane] >= 0)
+          bad_task(run.task, "deadlock in block '" + block.name + "': pipe " +
+                                 pipe_name(static_cast<Pipe>(lane % kNumPipes)) + " of unit " +
+                                 std::to_string(lane / kNumPipes) + " waits at a WAIT_FLAG whose SET_FLAG (instruction " +
+                                 std::to_string(run.waiting_on[lane]) + ") never issues");
     }
     for (size_t t = 0; t < tasks_.size(); ++t)
       if (!tasks_[t].done) bad_task(t, "never ran: its dependencies form a cycle");
@@ -376,11 +446,13 @@ class Engine {
   MemorySystem memory_;
   std::vector<CostedBlock> plans_;
   std::vector<Core> cores_;
+  std::list<TaskRun> live_;                  // tasks in flight (stable addresses)
+  std::unordered_map<int, TaskRun*> run_of_;
   std::vector<TaskState> tasks_;
   std::vector<int> task_kernel_;
   std::vector<KernelState> kernels_;
   using Ranked = std::pair<int, int>;  // (dispatch rank, task)
-  std::array<std::priority_queue<Ranked, std::vector<Ranked>, std::greater<>>, kPools> ready_;
+  std::array<std::priority_queue<Ranked, std::vector<Ranked>, std::greater<>>, kQueues> ready_;
   std::array<int, kPools> pool_first_{};  // index of the pool's first core
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   double now_ = 0;

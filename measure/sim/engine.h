@@ -10,7 +10,9 @@
 // queues, free cores — always changes in time order.
 // Task dispatch follows docs/compiler.md: a task is ready once its kernel's `after`
 // kernels and its own deps are done, and ready tasks go, in Kernel.tasks order, to
-// the free core of their type with the fewest tasks in flight, lowest number first.
+// the free core of their type with the fewest tasks in flight, lowest number first. A
+// MIX task takes a whole cluster (AIC i and its AIVs) once all its cores are free, and
+// its units' pipes are lanes of those cores: flags between them cross cores.
 #pragma once
 
 #include <array>

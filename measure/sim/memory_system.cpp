@@ -152,6 +152,13 @@ double MemorySystem::transfer(double start, const PlannedStep& step, const Opera
   return end;
 }
 
+double MemorySystem::workspace_transfer(double start, const PlannedStep& step) {
+  const double data_from = start + step.latency;
+  const double core_done = data_from + step.bytes / step.hit_bytes_per_cycle;
+  totals_.workspace_bytes += step.bytes;
+  return std::max(core_done, l2_bandwidth_.reserve(data_from, step.bytes));
+}
+
 MemoryTotals MemorySystem::totals() const {
   MemoryTotals out = totals_;
   // Dirty lines still in L2 reach HBM eventually; their traffic is counted, not timed.

@@ -28,6 +28,7 @@ struct MemoryTotals {
   double hbm_write_bytes = 0;
   double hbm_busy_cycles = 0;
   double l2_busy_cycles = 0;
+  double workspace_bytes = 0;  // MIX tasks' hand-offs through their cluster's workspace
 };
 
 class MemorySystem {
@@ -37,6 +38,8 @@ class MemorySystem {
   // Times the GM transfer `step` of one core, starting at `start`, on the window
   // `window` of the task's binding; returns when it ends.
   double transfer(double start, const PlannedStep& step, const Operand& window, const TensorBinding& binding);
+  // Times a Workspace step: the L2 bandwidth and the core's rate, no lines, no HBM.
+  double workspace_transfer(double start, const PlannedStep& step);
 
   MemoryTotals totals() const;
   // Read bytes found in L2 so far: cheap (totals() scans the L2), for the trace's per-load hits.

@@ -119,13 +119,14 @@ void ChromeTrace::on_step(const TraceStep& s) {
                      {"ts", ts},
                      {"dur", to_us(s.end) - ts},
                      {"args", step_args(program_, s, start, s.end)}});
-  if (in.op == Opcode::SET_FLAG) sets_[{s.core, s.task, s.step}] = {pipe, ts};
+  if (in.op == Opcode::SET_FLAG) sets_[{s.task, s.step}] = {s.core, pipe, ts};
   if (in.op != Opcode::WAIT_FLAG) return;
-  const auto set = sets_.find({s.core, s.task, s.flag_set_step});
+  const auto set = sets_.find({s.task, s.flag_set_step});
   if (set == sets_.end()) return;  // its SET_FLAG was capped away or had no slice
   const int64_t id = flows_++;
-  events_.push_back({{"ph", "s"}, {"name", "flag"}, {"cat", "flag"}, {"id", id}, {"pid", s.core},
-                     {"tid", set->second.first}, {"ts", set->second.second}});
+  const auto& [set_core, set_pipe, set_ts] = set->second;  // another core's, between a MIX task's units
+  events_.push_back({{"ph", "s"}, {"name", "flag"}, {"cat", "flag"}, {"id", id}, {"pid", set_core},
+                     {"tid", set_pipe}, {"ts", set_ts}});
   events_.push_back({{"ph", "f"}, {"bp", "e"}, {"name", "flag"}, {"cat", "flag"}, {"id", id},
                      {"pid", s.core}, {"tid", pipe}, {"ts", ts}});
   sets_.erase(set);

@@ -77,8 +77,9 @@ class ChromeTrace : public TraceSink {
   int64_t flows_ = 0;
   std::map<std::pair<int, int>, Track> tracks_;  // (core, pipe)
   std::map<int, std::string> core_names_;
-  // SET_FLAG slices by (core, task, step), so that their WAIT_FLAG can point back.
-  std::map<std::tuple<int, int, int>, std::pair<int, double>> sets_;  // -> (pipe, ts us)
+  // SET_FLAG slices by (task, step), so that their WAIT_FLAG (perhaps on another core of
+  // a MIX task's cluster) can point back.
+  std::map<std::pair<int, int>, std::tuple<int, int, double>> sets_;  // -> (core, pipe, ts us)
   nlohmann::json events_ = nlohmann::json::array();
 };
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <random>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/target.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -24,10 +26,14 @@ namespace {
 // ---- What a compiled program does, measured instruction by instruction ----------------
 
 struct Measured {
-  int64_t aic_tasks = 0, aiv_tasks = 0, instructions = 0, tmatmuls = 0, fractals = 0;
+  int64_t aic_tasks = 0, aiv_tasks = 0, mix_tasks = 0, instructions = 0, tmatmuls = 0, fractals = 0;
   int64_t aic_gm_loads = 0, aic_gm_stores = 0, aiv_gm_loads = 0, aiv_gm_stores = 0;
   int64_t aic_instructions = 0;
   double gm_read = 0, gm_write = 0, l0a = 0, l0b = 0, l0c_out = 0, workspace = 0;
+  // MIX tasks: tiles moved between the Cube's and the vector units' memories, by side
+  // (0: the Cube unit, 1: a vector unit) and pipe.
+  std::array<std::array<double, kNumPipes>, 2> handoff_bytes{};
+  std::array<std::array<int64_t, kNumPipes>, 2> handoff_moves{};
   std::map<std::tuple<OpKind, bool, DType>, std::tuple<int64_t, int64_t, int64_t>> vector;  // instrs, repeats, elems
   std::map<MemLevel, int64_t> footprint;
   std::map<int, double> read_by_tensor;  // TLOAD bytes per GM tensor
@@ -68,6 +74,23 @@ int64_t ub_addressed(const BlockProgram& b) {
   return union_bytes(std::move(ranges));
 }
 
+// One vector instruction: the widest UB operand sets the repeats and the dtype.
+void count_vector(const BlockProgram& b, const Instr& in, Measured& m) {
+  int64_t bytes = 0, elems = 0;
+  DType dtype = DType::F32;
+  std::vector<Operand> ops = {in.dst};
+  ops.insert(ops.end(), in.src.begin(), in.src.end());
+  for (const Operand& o : ops) {
+    if (o.level != MemLevel::UB) continue;
+    const int64_t e = num_elements(o.extent), by = e * dtype_size(buffer_of(b, o).dtype);
+    if (by > bytes) bytes = by, elems = e, dtype = buffer_of(b, o).dtype;
+  }
+  auto& [instrs, repeats, elements] = m.vector[{in.vop, in.op == Opcode::TREDUCE, dtype}];
+  instrs += 1;
+  repeats += ceil_div(bytes, 256);
+  elements += elems;
+}
+
 Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
   Measured m;
   const int workspace_tensor = k.uses_cube ? p.tasks[k.tasks.front()].bindings[2].tensor : -1;
@@ -76,9 +99,8 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
   for (int id : k.tasks) {
     const Task& task = p.tasks[id];
     const BlockProgram& b = p.blocks[task.block];
-    (task.core == CoreType::AIC ? m.aic_tasks : m.aiv_tasks) += 1;
+    (task.core == CoreType::AIC ? m.aic_tasks : task.core == CoreType::MIX ? m.mix_tasks : m.aiv_tasks) += 1;
     m.instructions += static_cast<int64_t>(b.instrs.size());
-    if (task.core == CoreType::AIC) m.aic_instructions += static_cast<int64_t>(b.instrs.size());
     m.loads_clear_of_stores = m.loads_clear_of_stores && loads_clear_of_stores(b);
     for (const auto& [level, bytes] : b.footprint()) m.footprint[level] = std::max(m.footprint[level], bytes);
     m.ub_addressed = std::max(m.ub_addressed, ub_addressed(b));
@@ -86,9 +108,16 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
       return static_cast<double>(num_elements(o.extent) * dtype_size(buffer_of(b, o).dtype));
     };
     for (const Instr& in : b.instrs) {
+      const bool mix = task.core == CoreType::MIX;
+      const bool cube_side = task.core == CoreType::AIC || (mix && in.unit == 0);
+      if (cube_side) ++m.aic_instructions;
+      if (in.op == Opcode::TMOV && in.dst.level == MemLevel::UB && in.src[0].level == MemLevel::UB) {
+        count_vector(b, in, m);
+        continue;
+      }
       switch (in.op) {
         case Opcode::TLOAD: {
-          ++(task.core == CoreType::AIC ? m.aic_gm_loads : m.aiv_gm_loads);
+          ++(cube_side ? m.aic_gm_loads : m.aiv_gm_loads);
           const double bytes = local_bytes(in.dst);
           m.gm_read += bytes;
           const int tensor = task.bindings[in.src[0].id].tensor;
@@ -99,7 +128,7 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
           break;
         }
         case Opcode::TSTORE: {
-          ++(task.core == CoreType::AIC ? m.aic_gm_stores : m.aiv_gm_stores);
+          ++(cube_side ? m.aic_gm_stores : m.aiv_gm_stores);
           const DType gm = p.tensors[task.bindings[in.dst.id].tensor].dtype;
           const double bytes = static_cast<double>(num_elements(in.src[0].extent) * dtype_size(gm));
           m.gm_write += bytes;
@@ -109,9 +138,18 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
           }
           break;
         }
-        case Opcode::TMOV:
-          (in.dst.level == MemLevel::L0A ? m.l0a : m.l0b) += local_bytes(in.dst);
+        case Opcode::TMOV: {
+          const double bytes = local_bytes(in.dst);
+          if (in.src[0].level == MemLevel::L0C) m.l0c_out += bytes;
+          if (in.dst.level == MemLevel::L0A || in.dst.level == MemLevel::L0B) {
+            (in.dst.level == MemLevel::L0A ? m.l0a : m.l0b) += bytes;
+          } else {
+            const int side = cube_side || !mix ? 0 : 1, pipe = static_cast<int>(in.pipe);
+            m.handoff_bytes[side][pipe] += bytes;
+            m.handoff_moves[side][pipe] += 1;
+          }
           break;
+        }
         case Opcode::TMATMUL: {
           const auto it = t.fractal.find(buffer_of(b, in.src[0]).dtype);
           const Fractal f = it == t.fractal.end() ? Fractal{} : it->second;
@@ -122,22 +160,9 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
         }
         case Opcode::TVEC:
         case Opcode::TREDUCE:
-        case Opcode::TFILL: {
-          int64_t bytes = 0, elems = 0;
-          DType dtype = DType::F32;
-          std::vector<Operand> ops = {in.dst};
-          ops.insert(ops.end(), in.src.begin(), in.src.end());
-          for (const Operand& o : ops) {
-            if (o.level != MemLevel::UB) continue;
-            const int64_t e = num_elements(o.extent), by = e * dtype_size(buffer_of(b, o).dtype);
-            if (by > bytes) bytes = by, elems = e, dtype = buffer_of(b, o).dtype;
-          }
-          auto& [instrs, repeats, elements] = m.vector[{in.vop, in.op == Opcode::TREDUCE, dtype}];
-          instrs += 1;
-          repeats += ceil_div(bytes, 256);
-          elements += elems;
+        case Opcode::TFILL:
+          count_vector(b, in, m);
           break;
-        }
         default:
           break;
       }
@@ -150,6 +175,9 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
   SCOPED_TRACE(where);
   EXPECT_EQ(s.aic_tasks, m.aic_tasks);
   EXPECT_EQ(s.aiv_tasks, m.aiv_tasks);
+  EXPECT_EQ(s.mix_tasks, m.mix_tasks);
+  EXPECT_EQ(s.handoff_bytes, m.handoff_bytes);
+  EXPECT_EQ(s.handoff_moves, m.handoff_moves);
   EXPECT_EQ(s.instructions, m.instructions);
   EXPECT_EQ(s.aic_instructions, m.aic_instructions);
   EXPECT_EQ(s.tmatmuls, m.tmatmuls);
@@ -192,6 +220,7 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
 Shape random_shape(const OpDef& op, std::mt19937& rng) {
   auto dim = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   if (op.name == "attention") return {dim(1, 2), dim(1, 2), dim(8, 96), 16 * dim(1, 4)};
+  if (op.name == "flash_attention") return {dim(1, 2), dim(1, 4), dim(1, 150), dim(1, 300), dim(1, 160)};
   Shape s;
   for (size_t i = 0; i < op.dims.size(); ++i) s.push_back(op.dims[i] == "B" ? dim(1, 3) : dim(1, 300));
   return s;
@@ -226,7 +255,26 @@ Shape random_vec(std::mt19937& rng, size_t rank, const Shape& widest) {
   return v;
 }
 
+// flash_attention's knobs: the loop's blocks, the split and order, and each stage's tiles,
+// some rules broken on purpose (v1 narrower than the KV block, v2 than the head dim).
+TileConfig random_attention_config(std::mt19937& rng, const Workload& w) {
+  TileConfig c;
+  AttentionTiles a;
+  a.q_tile = pick(rng, {0, 1, 1}) ? 16 * pick(rng, {1, 2, 4, 8}) : w.shape[2];
+  a.kv_tile = pick(rng, {0, 1, 1}) ? 16 * pick(rng, {1, 2, 4, 8, 16}) : w.shape[3];
+  a.kv_split = pick(rng, {1, 1, 2, 3});
+  a.order = static_cast<TaskOrder>(pick(rng, {0, 1, 2}));
+  c.attention = a;
+  c.stages["c1"].cube = random_cube(rng, 16, false);
+  c.stages["c2"].cube = random_cube(rng, 16, false);
+  c.stages["v1"].vec = Shape{16 * pick(rng, {1, 2, 4}), a.kv_tile * pick(rng, {1, 1, 1, 2}) - pick(rng, {0, 0, 0, 8})};
+  c.stages["v2"].vec = Shape{8 * pick(rng, {1, 2, 4}), w.shape[4] + pick(rng, {0, 0, 0, 16, -1})};
+  c.nbuffer = static_cast<int>(pick(rng, {1, 2, 3}));
+  return c;
+}
+
 TileConfig random_config(std::mt19937& rng, const Workload& w, const TensorGraph& g) {
+  if (w.op == "flash_attention") return random_attention_config(rng, w);
   TileConfig c;
   bool has_matmul = false, has_vector = false;
   size_t rank = 0;
@@ -262,7 +310,7 @@ Workload random_workload(const OpDef& op, std::mt19937& rng) {
   w.op = op.name;
   w.shape = random_shape(op, rng);
   w.dtype = op.dtypes[std::uniform_int_distribution<size_t>(0, op.dtypes.size() - 1)(rng)];
-  for (const std::string& a : op.attrs) w.attrs[a] = pick(rng, {0, 1});
+  pto::testing::draw_attrs(op, w, rng);
   if (w.op == "attention") w.dtype = DType::F16;
   return w;
 }

@@ -16,6 +16,7 @@
 #include "core/op_library.h"
 #include "core/target.h"
 #include "tests/builtin_targets.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -439,7 +440,7 @@ TEST(CompileProperties, RandomConfigsOfEveryOpGiveWellFormedPrograms) {
       for (const std::string& d : op.dims) w.shape.push_back(d == "B" || d == "H" ? dim(1, 2) : dim(1, 200));
       if (op.name == "attention") w.shape[3] = 16 * dim(1, 4);
       w.dtype = op.dtypes.front();
-      for (const std::string& a : op.attrs) w.attrs[a] = dim(0, 1);
+      pto::testing::draw_attrs(op, w, rng);
       const TensorGraph g = build_graph(w);
       TileConfig c = default_config(w, g, npu());
       c.nbuffer = static_cast<int>(dim(1, 3));

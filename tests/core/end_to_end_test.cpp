@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/target.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -47,7 +48,7 @@ Workload random_workload(const OpDef& op, DType dtype, Rng& rng) {
     if (op.name == "attention" && (d == "S" || d == "D")) max = 48;
     w.shape.push_back(random_dim(rng, max));
   }
-  for (const std::string& a : op.attrs) w.attrs[a] = static_cast<int64_t>(rng() % 2);
+  pto::testing::draw_attrs(op, w, rng);
   return w;
 }
 

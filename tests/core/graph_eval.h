@@ -74,6 +74,43 @@ inline double apply_unary(OpKind k, double x) {
   }
 }
 
+// softmax(scale q k^T, causal bottom-right) v per query head, straight from the
+// definition (no online softmax): KV head h / (H / KVH); int8 K/V times their block scales.
+inline HostTensor eval_flash_attention(const Node& n, const std::vector<const HostTensor*>& in) {
+  const HostTensor &q = *in[0], &k = *in[1], &v = *in[2];
+  const bool quantized = in.size() == 5;
+  const int64_t heads = q.shape()[1], sq = q.shape()[2], d = q.shape()[3];
+  const int64_t kv_heads = k.shape()[1], skv = k.shape()[2];
+  auto kv = [&](const HostTensor& t, int scale_input, int64_t b, int64_t kh, int64_t s, int64_t j) {
+    const double x = t.get(((b * kv_heads + kh) * skv + s) * d + j);
+    if (!quantized) return x;
+    const HostTensor& sc = *in[scale_input];
+    return x * sc.get((b * kv_heads + kh) * sc.shape()[2] + s / kKvQuantBlock);
+  };
+  HostTensor out(n.shape, n.dtype);
+  std::vector<double> p(skv);
+  for (int64_t b = 0; b < q.shape()[0]; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < sq; ++i) {
+        const int64_t kh = h / (heads / kv_heads), row = (b * heads + h) * sq + i;
+        const int64_t visible = n.causal ? std::min(skv, i + 1 + (skv - sq)) : skv;
+        double top = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t s = 0; s < visible; ++s) {
+          double dot = 0;
+          for (int64_t j = 0; j < d; ++j) dot += q.get(row * d + j) * kv(k, 3, b, kh, s, j);
+          p[s] = dot * *n.scalar;
+          top = std::max(top, p[s]);
+        }
+        for (int64_t s = 0; s < visible; ++s) sum += p[s] = std::exp(p[s] - top);
+        for (int64_t j = 0; j < d; ++j) {
+          double acc = 0;
+          for (int64_t s = 0; s < visible; ++s) acc += p[s] * kv(v, 4, b, kh, s, j);
+          out.set(row * d + j, visible > 0 ? acc / sum : 0.0);
+        }
+      }
+  return out;
+}
+
 inline HostTensor eval_node(const Node& n, const std::vector<const HostTensor*>& in) {
   HostTensor out(n.shape, n.dtype);
   const HostTensor& x = *in[0];
@@ -130,6 +167,8 @@ inline HostTensor eval_node(const Node& n, const std::vector<const HostTensor*>&
     case OpKind::Reshape:
       for (int64_t i = 0; i < out.size(); ++i) out.set(i, x.get(i));
       return out;
+    case OpKind::FlashAttention:
+      return eval_flash_attention(n, in);
     case OpKind::Broadcast:
       for_each_index(n.shape, [&](const Shape& idx, int64_t flat) { out.set(flat, x.get(broadcast_flat(idx, x.shape()))); });
       return out;

@@ -11,6 +11,7 @@
 
 #include "tests/core/error_testing.h"
 #include "tests/core/graph_eval.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -28,7 +29,7 @@ Workload random_workload(const OpDef& op, DType dtype, std::mt19937& rng) {
   // Attention's S x S scores and the interpreter's per-element matmul set the caps.
   const int64_t cap = op.name == "attention" ? 40 : 100;
   for (const std::string& d : op.dims) w.shape.push_back(d == "B" || d == "H" ? 1 + rng() % 3 : ragged_size(rng, cap));
-  for (const std::string& a : op.attrs) w.attrs[a] = rng() % 2;
+  pto::testing::draw_attrs(op, w, rng);
   return w;
 }
 

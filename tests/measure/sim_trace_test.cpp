@@ -14,6 +14,7 @@
 #include "core/target.h"
 #include "measure/sim/simulator.h"
 #include "measure/sim/trace.h"
+#include "tests/random_attrs.h"
 
 namespace pto::sim {
 namespace {
@@ -42,8 +43,10 @@ Workload random_workload(std::mt19937& rng) {
   const OpDef& op = ops[rng() % ops.size()];
   std::uniform_int_distribution<int64_t> size(1, 300);
   Shape s;
-  for (size_t d = 0; d < op.dims.size(); ++d) s.push_back(op.dims.size() == 4 && d < 2 ? size(rng) % 3 + 1 : size(rng));
-  return Workload{op.name, s, rng() % 2 ? DType::F16 : DType::F32, {}};
+  for (const std::string& d : op.dims) s.push_back(d == "B" || d == "H" ? size(rng) % 3 + 1 : size(rng));
+  Workload w{op.name, s, rng() % 2 ? DType::F16 : DType::F32, {}};
+  pto::testing::draw_attrs(op, w, rng);
+  return w;
 }
 
 std::vector<Target> npu_targets() {

@@ -16,6 +16,7 @@
 #include "search/tile_candidates.h"
 #include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
+#include "tests/random_attrs.h"
 
 namespace pto::search {
 namespace {
@@ -30,7 +31,7 @@ Workload random_workload(const OpDef& op, std::mt19937& rng) {
   for (const std::string& d : op.dims) w.shape.push_back(d == "B" || d == "H" ? dim(1, 3) : dim(17, 300));
   if (op.name == "attention") w.shape[3] = 8 * dim(2, 12);
   w.dtype = op.dtypes[std::uniform_int_distribution<size_t>(0, op.dtypes.size() - 1)(rng)];
-  for (const std::string& a : op.attrs) w.attrs[a] = dim(0, 1);
+  pto::testing::draw_attrs(op, w, rng);
   return w;
 }
 

@@ -1,0 +1,35 @@
+// Valid attributes for a random workload. Most attributes are flags (0 or 1); the ones
+// whose valid values depend on the shape or dtype (flash_attention's kv_heads divides H,
+// kv_dtype is the workload's dtype or int8, causal needs SKV >= SQ) are drawn from what
+// check_attrs in core/op_library.cpp accepts, adjusting the shape where a draw needs it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/op_library.h"
+#include "core/workload.h"
+
+namespace pto::testing {
+
+inline constexpr bool kDrawInt8Kv = false;
+
+template <class Rng>
+void draw_attrs(const OpDef& op, Workload& w, Rng& rng) {
+  for (const std::string& a : op.attrs) {
+    if (a == "kv_heads") {
+      std::vector<int64_t> divisors;
+      for (int64_t d = 1; d <= w.shape[1]; ++d)
+        if (w.shape[1] % d == 0) divisors.push_back(d);
+      w.attrs[a] = divisors[rng() % divisors.size()];
+    } else if (a == "kv_dtype") {
+      w.attrs[a] = static_cast<int64_t>(kDrawInt8Kv && rng() % 3 == 0 ? DType::I8 : w.dtype);
+    } else {
+      w.attrs[a] = static_cast<int64_t>(rng() % 2);
+    }
+  }
+  if (op.name == "flash_attention" && w.attr("causal") && w.shape[3] < w.shape[2]) w.shape[3] = w.shape[2];
+}
+
+}  // namespace pto::testing
