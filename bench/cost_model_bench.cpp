@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "cost_model/estimate.h"
 #include "cost_model/ranking.h"
 #include "measure/runner.h"
+#include "search/space_generator.h"
 
 namespace pto {
 namespace {
@@ -50,19 +52,23 @@ TileConfig random_row_config(std::mt19937& rng, int64_t cols) {
   return t;
 }
 
-Workload workload(const std::string& op, Shape shape, DType dtype) {
+Workload workload(const std::string& op, Shape shape, DType dtype, std::map<std::string, int64_t> attrs = {}) {
   Workload w;
   w.op = op;
   w.shape = std::move(shape);
   w.dtype = dtype;
+  w.attrs = std::move(attrs);
   return w;
 }
 
 enum class Repeats { Allowed, Dropped };
 
-// Up to `count` feasible candidates for the workload, as a search would draw them.
+// Up to `count` feasible candidates for the workload, as a search would draw them;
+// flash_attention's from its space (loop blocks, per-stage tiles, n-buffering).
 std::vector<TileConfig> feasible_candidates(const CostModel& model, const Workload& w, size_t count,
                                             uint64_t seed, Repeats repeats) {
+  if (w.op == "flash_attention")
+    return search::SpaceGenerator::for_workload(w, load_target("ascend910b1")).sample(count, seed);
   std::mt19937 rng(seed);
   std::vector<TileConfig> out;
   for (int tries = 0; out.size() < count && tries < 100000; ++tries) {
@@ -75,6 +81,7 @@ std::vector<TileConfig> feasible_candidates(const CostModel& model, const Worklo
 
 const Workload kMatmul = workload("matmul", {4096, 4096, 4096}, DType::F16);
 const Workload kSoftmax = workload("softmax", {4096, 4096}, DType::F32);
+const Workload kFlashAttention = workload("flash_attention", {1, 32, 8192, 8192, 128}, DType::F16, {{"causal", 1}});
 
 void Score(benchmark::State& state, const Workload& w) {
   const CostModel model(build_graph(w), load_target("ascend910b1"));
@@ -131,6 +138,7 @@ void Ranking(benchmark::State& state, const Workload& w) {
 
 BENCHMARK_CAPTURE(Score, matmul_4096_fp16, kMatmul);
 BENCHMARK_CAPTURE(Score, softmax_4096x4096_fp32, kSoftmax);
+BENCHMARK_CAPTURE(Score, flash_attention_8k_causal, kFlashAttention)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(ModelOnly, matmul_4096_fp16, kMatmul);
 BENCHMARK_CAPTURE(ModelOnly, softmax_4096x4096_fp32, kSoftmax);
 BENCHMARK_CAPTURE(EstimateWithBreakdown, matmul_4096_fp16, kMatmul);

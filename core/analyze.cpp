@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <set>
 
 #include "core/size_limits.h"
 #include "core/passes/codegen_attention.h"
@@ -513,11 +514,9 @@ double visible_pairs(const passes::AttentionSpec& s) {
 
 // flash_attention: its tasks grouped by block key; each group's steps counted once per
 // step key (attention's codegen says which steps count alike) and multiplied.
-// UB bytes the instructions of `task` name: every buffer slot its steps cycle through.
-int64_t attention_ub_addressed(const passes::AttentionSpec& s, const passes::AttentionTiling& a,
-                               const passes::AttentionTask& task) {
-  BlockProgram b;
-  passes::AttentionEmitter(s, a, task, b).emit_all();
+
+// The distinct UB byte ranges the instructions of `b` name.
+std::vector<std::pair<int64_t, int64_t>> ub_ranges(const BlockProgram& b) {
   std::vector<std::pair<int64_t, int64_t>> named;
   auto add = [&](const Operand& o) {
     if (o.level != MemLevel::UB) return;
@@ -528,8 +527,17 @@ int64_t attention_ub_addressed(const passes::AttentionSpec& s, const passes::Att
     add(in.dst);
     for (const Operand& o : in.src) add(o);
   }
-  return union_bytes(std::move(named));
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  return named;
 }
+
+// A step key's tally and the UB ranges its instructions name: steps alike name the
+// same buffer slots, so a task's UB is the union over its distinct steps.
+struct AttentionStep {
+  KernelSummary tally;
+  std::vector<std::pair<int64_t, int64_t>> ub;
+};
 
 void summarise_attention(const passes::Partition& p, const TiledKernel& k, const Target& t, int nbuffer,
                          const std::vector<GmTensor>& tensors, KernelSummary& out) {
@@ -556,30 +564,38 @@ void summarise_attention(const passes::Partition& p, const TiledKernel& k, const
   }
   std::vector<int> slot_tensor;
   for (const TensorBinding& b : passes::attention_bindings(s, a, classes.begin()->second.first)) slot_tensor.push_back(b.tensor);
-  std::map<std::vector<int64_t>, KernelSummary> steps;
+  std::map<std::vector<int64_t>, AttentionStep> steps;
+  BlockProgram scratch;  // its buffers, laid out by the first emitter, serve every task
   for (const auto& [key, group] : classes) {
     const auto& [task, n] = group;
-    out.ub_addressed_bytes = std::max(out.ub_addressed_bytes, attention_ub_addressed(s, a, task));
-    BlockProgram scratch;
     passes::AttentionEmitter emit(s, a, task, scratch);
     auto tally_into = [&](KernelSummary& into, int64_t times) {
       KernelCounter counter(t, nbuffer, into);
       counter.set_tensors(tensors);
       counter.instructions(scratch, 0, slot_tensor, times);
-      scratch.instrs.clear();
     };
     emit.prologue();
     tally_into(out, n);
+    std::vector<std::pair<int64_t, int64_t>> task_ub = ub_ranges(scratch);
+    scratch.instrs.clear();
+    std::set<const AttentionStep*> distinct;
+    std::vector<int64_t> previous_key;
+    auto it = steps.end();
     for (int step = 0; step < emit.steps(); ++step) {
-      const std::vector<int64_t> step_key = emit.step_key(step);
-      auto it = steps.find(step_key);
+      std::vector<int64_t> step_key = emit.step_key(step);
+      if (step_key != previous_key) it = steps.find(step_key);  // a long task's middle steps are alike
+      previous_key = std::move(step_key);
       if (it == steps.end()) {
         emit.step(step);
-        it = steps.emplace(step_key, KernelSummary{}).first;
-        tally_into(it->second, 1);
+        it = steps.emplace(previous_key, AttentionStep{}).first;
+        tally_into(it->second.tally, 1);
+        it->second.ub = ub_ranges(scratch);
+        scratch.instrs.clear();
       }
-      accumulate(out, it->second, n);
+      accumulate(out, it->second.tally, n);
+      if (distinct.insert(&it->second).second) task_ub.insert(task_ub.end(), it->second.ub.begin(), it->second.ub.end());
     }
+    out.ub_addressed_bytes = std::max(out.ub_addressed_bytes, union_bytes(std::move(task_ub)));
   }
 }
 

@@ -1,5 +1,9 @@
 #include "core/pypto_calls.h"
 
+#include <algorithm>
+#include <map>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 namespace pto {
@@ -8,7 +12,10 @@ namespace {
 
 std::string list(const std::vector<int64_t>& values) {
   std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
   return out + "]";
 }
 
@@ -22,8 +29,20 @@ std::string cube_call(const CubeTile& c) {
 
 std::string vec_call(const Shape& vec) {
   std::string args;
-  for (size_t i = 0; i < vec.size(); ++i) args += (i ? "," : "") + std::to_string(vec[i]);
+  for (size_t i = 0; i < vec.size(); ++i) {
+    if (i) args += ',';
+    args += std::to_string(vec[i]);
+  }
   return "pypto.set_vec_tile_shapes(" + args + ")";
+}
+
+// Stages in the order a kernel runs them: by their number, the Cube's before the
+// vector's of the same number (c1, v1, c2, v2).
+std::vector<std::pair<std::string, StageTiles>> in_run_order(const std::map<std::string, StageTiles>& stages) {
+  std::vector<std::pair<std::string, StageTiles>> order(stages.begin(), stages.end());
+  auto key = [](const std::string& name) { return std::make_pair(name.substr(1), name); };
+  std::stable_sort(order.begin(), order.end(), [&](const auto& x, const auto& y) { return key(x.first) < key(y.first); });
+  return order;
 }
 
 }  // namespace
@@ -32,6 +51,18 @@ std::vector<std::string> pypto_calls(const TileConfig& config) {
   std::vector<std::string> lines;
   if (config.cube) lines.push_back(cube_call(*config.cube));
   if (config.vec) lines.push_back(vec_call(*config.vec));
+  if (config.attention) {
+    const AttentionTiles& a = *config.attention;
+    lines.push_back("# kernel loop (non-tensor arguments): q_tile=" + std::to_string(a.q_tile) +
+                    " kv_tile=" + std::to_string(a.kv_tile) + " kv_split=" + std::to_string(a.kv_split) +
+                    " order=" + task_order_name(a.order));
+  }
+  // PyPTO users set the tiles again before each stage's ops (one tile set per stage).
+  for (const auto& [name, tiles] : in_run_order(config.stages)) {
+    lines.push_back("# stage " + name + ":");
+    if (tiles.cube) lines.push_back(cube_call(*tiles.cube));
+    if (tiles.vec) lines.push_back(vec_call(*tiles.vec));
+  }
   if (config.fusion)
     lines.push_back("# fusion: " + nlohmann::json(*config.fusion).dump() + " (kernels as graph node ids)");
   if (config.nbuffer) lines.push_back("# n-buffer depth: " + std::to_string(*config.nbuffer));

@@ -15,7 +15,9 @@
 
 namespace pto {
 
-// The lines in order: the cube setter, the vec setter, then the comment lines. A config
+// The lines in order: the cube setter, the vec setter; for a kernel of stages
+// (flash_attention), its loop's blocks as a comment and each stage's setters after a
+// "# stage c1:" line, in run order (c1, v1, c2, v2); then the comment lines. A config
 // with no key (an op the compiler tiles on its own) gives one comment saying so.
 std::vector<std::string> pypto_calls(const TileConfig& config);
 // The same lines joined with '\n', each line prefixed with `indent`.

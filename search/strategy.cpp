@@ -14,7 +14,7 @@ constexpr uint64_t kExhaustiveLimit = 64;
 std::unique_ptr<Strategy> make_auto(const SearchContext& context) {
   const uint64_t size = context.space->size();
   if (size <= kExhaustiveLimit) return make_exhaustive(context);
-  if (size <= kScoreWholeLimit) return make_topk(context);
+  if (size <= score_whole_limit(*context.space)) return make_topk(context);
   return make_evolve(context);
 }
 

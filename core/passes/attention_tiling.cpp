@@ -78,7 +78,9 @@ class Tiler {
   // `slots` buffers "name[i]" (one: "name"), bump-allocated in their level of their unit.
   void add(const std::string& name, MemLevel level, int unit, DType dtype, Shape shape,
            Layout layout = Layout::RowMajor, int slots = 1) {
+    std::vector<int>& ids = a_.slots[{name, unit}];
     for (int i = 0; i < slots; ++i) {
+      ids.push_back(static_cast<int>(a_.buffers.size()));
       ClusterBuffer b;
       b.name = slots > 1 ? name + "[" + num(i) + "]" : name;
       b.level = level;

@@ -138,15 +138,13 @@ AttentionEmitter::AttentionEmitter(const AttentionSpec& spec, const AttentionTil
   }
 }
 
-int AttentionEmitter::buffer(const std::string& name, int unit) const {
-  for (const LocalBuffer& b : block_.buffers)
-    if (b.name == name && b.unit == unit) return b.id;
-  internal_error("flash_attention codegen: no buffer '" + name + "' on unit " + std::to_string(unit));
-}
+int AttentionEmitter::buffer(const std::string& name, int unit) const { return slot_buffer(name, 0, unit); }
 
 int AttentionEmitter::slot_buffer(const std::string& name, int64_t index, int unit) const {
-  const int slots = name == "m.ub" || name == "l.ub" ? 2 : a_.nbuffer;
-  return slots == 1 ? buffer(name, unit) : buffer(name + "[" + std::to_string(index % slots) + "]", unit);
+  const auto it = a_.slots.find({name, unit});
+  if (it == a_.slots.end())
+    internal_error("flash_attention codegen: no buffer '" + name + "' on unit " + std::to_string(unit));
+  return it->second[static_cast<size_t>(index) % it->second.size()];
 }
 
 int AttentionEmitter::steps() const { return static_cast<int>(task_.blocks) + preload_; }
@@ -530,14 +528,13 @@ std::vector<int64_t> AttentionEmitter::step_key(int t) const {
   const int64_t j = t - preload_;
   auto ragged = [&](int64_t b) { return b >= 0 && b < task_.blocks && width(b) != a_.kv_tile; };
   const bool qk_here = t < task_.blocks, pv_here = j >= 0 && j < task_.blocks;
-  return {task_.rows,
-          t < edge ? t : -1,
-          from_end < edge ? from_end : -1,
-          qk_here && masked(t) ? 1 + task_.row0 % s_.sq : 0,
-          ragged(t),
-          ragged(j),
-          qk_here,
-          pv_here};
+  const bool is_masked = qk_here && masked(t);
+  std::vector<int64_t> key = {task_.rows, t < edge ? t : -1, from_end < edge ? from_end : -1, is_masked,
+                              ragged(t),  ragged(j),         qk_here,                        pv_here};
+  // A masked step's instructions differ by where heads start in its rows (one mask
+  // instruction per head a slice spans), not by which rows: tasks share its count.
+  if (is_masked) key.insert(key.end(), segments_.begin(), segments_.end());
+  return key;
 }
 
 }  // namespace pto::passes

@@ -285,6 +285,8 @@ struct AttentionTiling {
   L0 qk, pv;                  // S = Q K^T: m rows, k head dim, n KV; O = P V: m rows, k KV, n head dim
   int64_t v1_rows = 0, v2_rows = 0;  // rows of a softmax / update slice on one unit
   std::vector<ClusterBuffer> buffers;
+  // (name, unit) -> indices into `buffers` by slot: "s.ub[1]" is slot 1 of "s.ub".
+  std::map<std::pair<std::string, int>, std::vector<int>> slots;
   int first_extra_tensor = -1; // splits > 1: the partials' tensors in TilePlan::extra_tensors
   // A vector unit's share of `rows` task rows: an equal share, in whole 16-row fractals
   // (the last unit takes what is left, perhaps nothing).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "search/space_generator.h"
 #include "search/strategy.h"
 
 namespace pto::search {
@@ -12,6 +13,15 @@ namespace pto::search {
 // Spaces up to this many candidates (before analysis) are analyzed and scored whole by
 // topk, in well under a second; auto picks evolve for larger ones.
 inline constexpr uint64_t kScoreWholeLimit = 200'000;
+// flash_attention's candidates take milliseconds each to analyze (its loop's distinct
+// steps are emitted and counted: bench/cost_model_bench Score/flash_attention_*), so its
+// spaces are scored whole only up to this many.
+inline constexpr uint64_t kScoreWholeAttentionLimit = 2'000;
+
+inline uint64_t score_whole_limit(const SpaceGenerator& space) {
+  const bool attention = !space.axes().attention.empty() && space.axes().attention.front().has_value();
+  return attention ? kScoreWholeAttentionLimit : kScoreWholeLimit;
+}
 
 // Every feasible, distinct candidate, in index order: the ground truth.
 std::unique_ptr<Strategy> make_exhaustive(const SearchContext& context);

@@ -74,6 +74,47 @@ TEST(PyptoCalls, NumbersReadBackGiveTheConfig) {
   }
 }
 
+// flash_attention's per-stage tile sets: each stage's setters after its "# stage" line,
+// the stages in run order whatever subset is set, and the loop's blocks read back.
+TEST(PyptoCalls, StagesInRunOrderEachWithItsSetters) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    TileConfig t;
+    t.attention = AttentionTiles{pick(rng, {16, 128}), pick(rng, {64, 512}), pick(rng, {1, 4}), TaskOrder::Qbh};
+    for (const char* name : {"v2", "c2", "v1", "c1"}) {
+      if (rng() % 4 == 0) continue;
+      const TileConfig one = random_config(rng);
+      if (name[0] == 'c') t.stages[name].cube = one.cube.value_or(CubeTile{16, 32, 16, 32, 32, 16, 32});
+      if (name[0] == 'v') t.stages[name].vec = one.vec.value_or(Shape{8, 64});
+    }
+    const std::vector<std::string> lines = pypto_calls(t);
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(numbers(lines[0]), (std::vector<int64_t>{t.attention->q_tile, t.attention->kv_tile, t.attention->kv_split}))
+        << lines[0];
+    EXPECT_NE(lines[0].find("order=qbh"), std::string::npos) << lines[0];
+    std::vector<std::string> seen;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      if (!lines[i].starts_with("# stage ")) continue;
+      const std::string name = lines[i].substr(8, 2);
+      seen.push_back(name);
+      const StageTiles& st = t.stages.at(name);
+      ASSERT_LT(i + 1, lines.size());
+      const std::string& call = lines[i + 1];
+      if (st.cube) {
+        EXPECT_TRUE(call.starts_with("pypto.set_cube_tile_shapes(")) << call;
+        EXPECT_EQ(numbers(call).front(), st.cube->mL0) << call;
+      } else {
+        EXPECT_TRUE(call.starts_with("pypto.set_vec_tile_shapes(")) << call;
+        EXPECT_EQ(numbers(call), *st.vec) << call;
+      }
+    }
+    std::vector<std::string> want;
+    for (const char* name : {"c1", "v1", "c2", "v2"})
+      if (t.stages.count(name)) want.push_back(name);
+    EXPECT_EQ(seen, want);
+  }
+}
+
 TEST(PyptoCalls, TheGuideConfigAsTheGuideWritesIt) {
   const TileConfig t = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})");
   EXPECT_EQ(pypto_snippet(t, "  "), "  pypto.set_cube_tile_shapes([128,128],[64,256],[256,256])");

@@ -30,6 +30,7 @@ const std::vector<std::string>& workloads() {
   static const std::vector<std::string> keys = {
       "matmul|64,128,96|fp16", "matmul|37,150,100|fp16", "softmax|64,512|fp16",
       "layernorm|48,1000|fp32",  "rmsnorm|33,700|fp16",    "gelu|100,300|fp16",
+      "flash_attention|1,2,40,100,32|fp16|causal=1",
   };
   return keys;
 }
@@ -216,7 +217,7 @@ TEST(Strategy, AutoSaysWhichItPicked) {
     const std::string picked = make_strategy("auto", setup.context())->name();
     EXPECT_TRUE(picked == "exhaustive" || picked == "topk" || picked == "evolve") << picked;
     const uint64_t size = setup.space.size();
-    EXPECT_EQ(picked, size <= 64 ? "exhaustive" : size <= kScoreWholeLimit ? "topk" : "evolve") << key;
+    EXPECT_EQ(picked, size <= 64 ? "exhaustive" : size <= score_whole_limit(setup.space) ? "topk" : "evolve") << key;
   }
 }
 
