@@ -65,6 +65,8 @@ const std::vector<Case>& suite() {
       {"gelu 4096x4096", "gelu|4096,4096|fp16"},
       {"attention 1x8x512x64", "attention|1,8,512,64|fp16"},
       {"attention 1x8x512x64 causal", "attention|1,8,512,64|fp16|causal=1"},
+      {"flash_attention 1x8x2048x2048x128 causal", "flash_attention|1,8,2048,2048,128|fp16|causal=1"},
+      {"flash_attention 1x32x1024x1024x64", "flash_attention|1,32,1024,1024,64|fp16"},
   };
   return cases;
 }

@@ -225,6 +225,29 @@ bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv
   return false;
 }
 
+// A long flash_attention (32 k tokens) in 128 x 256 blocks is more instructions than a
+// program may hold (core/size_limits.h): larger blocks (the KV block, with one buffer
+// where two no longer fit, else the Q block), the first that is feasible and smaller.
+void grow_attention_into_limits(TileConfig& c, const Analyzer& analyzer) {
+  for (TilingSummary s = analyzer.analyze(c); s.feasible && !s.within_program_limits();) {
+    TileConfig kv = c, kv_single = c, q = c;
+    kv.attention->kv_tile = kv_single.attention->kv_tile = 2 * c.attention->kv_tile;
+    kv_single.nbuffer = 1;
+    q.attention->q_tile *= 2;
+    bool grown = false;
+    for (TileConfig* larger : {&kv, &kv_single, &q}) {
+      if (StageTiles& v1 = larger->stages["v1"]; v1.vec) v1.vec->back() = std::max(v1.vec->back(), larger->attention->kv_tile);
+      const TilingSummary next = analyzer.analyze(*larger);
+      if (!next.feasible || next.instructions() >= s.instructions()) continue;
+      c = *larger;
+      s = next;
+      grown = true;
+      break;
+    }
+    if (!grown) return;
+  }
+}
+
 bool shrink(TileConfig& c, const std::vector<Violation>& v, const GraphExtents& e) {
   if (c.attention) return shrink_attention(c, v, e.attention_kv_floor);
   if (fix_structure(c, v, e)) return true;
@@ -264,6 +287,7 @@ TileConfig default_config(const Workload& w, const TensorGraph& g, const Target&
     const TilingSummary s = analyzer.analyze(c);
     if (s.feasible || !shrink(c, s.violations, e)) break;
   }
+  if (c.attention) grow_attention_into_limits(c, analyzer);
   return c;
 }
 

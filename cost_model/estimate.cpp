@@ -168,11 +168,11 @@ struct CostModel::Impl {
   }
 
   // Cycles one fractal MAC takes: one on the NPU's Cube; on the host the fractal's flops
-  // at the FMA throughput.
+  // at the FMA throughput. flash_attention's matmuls run on the Cube too.
   void tabulate_cube() {
     cycles_per_fractal.assign(graph.nodes().size(), 0.0);
     for (const Node& n : graph.nodes()) {
-      if (n.kind != OpKind::Matmul) continue;
+      if (n.kind != OpKind::Matmul && n.kind != OpKind::FlashAttention) continue;
       const double fractal_flops = target.cube_flops_per_cycle(graph.node(n.inputs[0]).dtype);
       const double peak =
           target.cpu_flops_per_cycle > 0 ? target.cpu_flops_per_cycle : fractal_flops;

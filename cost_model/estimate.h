@@ -101,7 +101,8 @@ constexpr int breakdown_index(double Breakdown::*member) {
 struct KernelEstimate {
   int kernel = -1;
   bool uses_cube = false;
-  int64_t aic_tasks = 0, aiv_tasks = 0;
+  bool mix = false;            // one task a Cube unit and its vector units (flash_attention)
+  int64_t aic_tasks = 0, aiv_tasks = 0;  // a MIX kernel's tasks count on both
   int64_t waves = 0;           // of the kernel's main core type (AIC for cube kernels)
   double idle_fraction = 0;    // core-time of those waves left idle (tail wave, few tiles)
   int64_t split_k = 1;

@@ -25,6 +25,7 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 json kernel_json(const KernelEstimate& k) {
   return {{"kernel", k.kernel},
           {"uses_cube", k.uses_cube},
+          {"mix", k.mix},
           {"aic_tasks", k.aic_tasks},
           {"aiv_tasks", k.aiv_tasks},
           {"waves", k.waves},
@@ -97,7 +98,7 @@ std::string Estimate::to_table() const {
   out += line;
   for (const KernelEstimate& k : kernels) {
     std::snprintf(line, sizeof line, "%-6d %-6s %9lld %9lld %6lld %5.0f%% %7lld %6.1f%% %11s  %s\n",
-                  k.kernel, k.uses_cube ? "cube" : "vector", static_cast<long long>(k.aic_tasks),
+                  k.kernel, k.mix ? "mix" : k.uses_cube ? "cube" : "vector", static_cast<long long>(k.aic_tasks),
                   static_cast<long long>(k.aiv_tasks), static_cast<long long>(k.waves),
                   100 * k.idle_fraction, static_cast<long long>(k.split_k), 100 * k.l2_hit_ratio,
                   format_ns(k.time_ns).c_str(), bound_name(k.bound));

@@ -15,8 +15,9 @@ inline void fill_kernel_header(KernelEstimate& e, const KernelSummary& k, const 
                                double idle_fraction, double time) {
   e.kernel = k.kernel;
   e.uses_cube = k.uses_cube;
-  e.aic_tasks = k.aic_tasks;
-  e.aiv_tasks = k.aiv_tasks;
+  e.mix = k.mix_tasks > 0;
+  e.aic_tasks = e.mix ? k.mix_tasks : k.aic_tasks;
+  e.aiv_tasks = e.mix ? k.mix_tasks : k.aiv_tasks;
   e.waves = waves;
   e.idle_fraction = idle_fraction;
   e.split_k = k.split_k;

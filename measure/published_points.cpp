@@ -58,7 +58,7 @@ PublishedPoint parse_point(const json& r, const json& sources, const std::string
   }
   p.cores = static_cast<int>(jr::positive_integer(field(r, "cores", at), at + ".cores"));
   p.workload.op = jr::string(field(r, "op", at), at + ".op");
-  for (const json& d : jr::array(field(r, "shape", at), at + ".shape", 1, 4))
+  for (const json& d : jr::array(field(r, "shape", at), at + ".shape", 1, 5))
     p.workload.shape.push_back(jr::positive_integer(d, at + ".shape[]"));
   p.workload.dtype = parse_dtype(jr::string(field(r, "dtype", at), at + ".dtype"));
   if (r.contains("attrs"))
@@ -69,6 +69,7 @@ PublishedPoint parse_point(const json& r, const json& sources, const std::string
   p.mapping_note = jr::string(field(r, "mapping_note", at), at + ".mapping_note");
   p.measured_us = jr::positive_number(field(r, "measured_us", at), at + ".measured_us");
   if (r.contains("metric")) p.metric = jr::string(r.at("metric"), at + ".metric");
+  if (r.contains("launch_included")) p.launch_included = jr::boolean(r.at("launch_included"), at + ".launch_included");
   if (r.contains("pipes_us"))
     for (const auto& [pipe, value] : jr::object(r.at("pipes_us"), at + ".pipes_us").items())
       p.pipes_us[pipe] = jr::positive_number(value, at + ".pipes_us." + pipe);
@@ -100,7 +101,7 @@ std::string target_family(const std::string& target) {
 
 Target PublishedPoint::target_with_cores() const {
   Target t = load_target(target);
-  const bool vector_op = !config || !config->cube;
+  const bool vector_op = !config || (!config->cube && !config->attention);  // flash_attention runs on clusters
   if (vector_op && t.split_cores) {
     t.aiv_cores = cores;
     t.aic_cores = std::max(1, cores / 2);

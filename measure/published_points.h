@@ -34,6 +34,10 @@ struct PublishedPoint {
   std::string mapping_note;
   double measured_us = 0;
   std::string metric = "Task Duration";
+  // Whether the figure includes the kernel launch (Task Duration, events around the
+  // launch) or not (timers read inside the kernel): the simulated time loses the target's
+  // launch cost where it does not.
+  bool launch_included = true;
   std::map<std::string, double> pipes_us;  // "aic_mte2" -> us
 
   bool simulated() const { return config.has_value(); }

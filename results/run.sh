@@ -12,7 +12,7 @@
 # this one's (results/generated/zen5 holds a Zen 5 VM's).
 #
 # NAME: tuning, ranking, ranking_cpu, runtime_steps, cost_model, lookup, cpu_matmul, sim_calibration,
-# sim_speed, measure_overhead, validate, batch, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
+# sim_speed, measure_overhead, validate, batch, flash_attention, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
 # ranking dominate); --only picks parts.
 set -euo pipefail
 
@@ -90,6 +90,8 @@ run measure_overhead measure_bench --benchmark_min_time=1
 if wanted validate || wanted batch; then build pto-tune; fi
 record validate "${build#"$root"/}/cli/pto-tune" validate --cross-validate
 record batch bench/batch_bench.sh "${build#"$root"/}/cli/pto-tune"
+if wanted flash_attention; then build pto-tune; fi
+record flash_attention bench/flash_attention_bench.sh "${build#"$root"/}/cli/pto-tune"
 if wanted python_lookup; then build _pto_tune; fi
 PYTHONPATH=$build/python record python_lookup python3 bench/python_lookup.py
 

@@ -59,6 +59,20 @@ TEST(DefaultConfig, ShrinksUntilItFitsASmallTarget) {
   EXPECT_LT(c.cube->mL1 * c.cube->nL1, hand.cube->mL1 * hand.cube->nL1);
 }
 
+// At 32 k tokens 128 x 256 blocks are more instructions than a program holds: the
+// default takes larger blocks instead, feasible and within the limits.
+TEST(DefaultConfig, LongFlashAttentionGrowsItsBlocksIntoTheProgramLimits) {
+  const Target t = load_target("ascend910b1");
+  const Workload w = Workload::parse_key("flash_attention|1,32,32768,32768,128|fp16");
+  const TensorGraph g = build_graph(w);
+  TileConfig hand = find_op("flash_attention").hand_picked(w);
+  ASSERT_FALSE(analyze(g, hand, t).within_program_limits()) << "the case no longer needs growing";
+  const TileConfig c = default_config(w, g, t);
+  const TilingSummary s = analyze(g, c, t);
+  EXPECT_TRUE(s.feasible) << c.to_string();
+  EXPECT_TRUE(s.within_program_limits()) << c.to_string();
+}
+
 TEST(DefaultConfig, TilesLargerThanTheShapeShrinkToTheAlignedDims) {
   const Target t = load_target("ascend910b1");
   const Workload w = Workload::parse_key("matmul|40,72,100|fp16");

@@ -4,6 +4,7 @@
 // numbers are positive; and a damaged copy of the file is refused with the record named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -35,13 +36,32 @@ TEST(PublishedPoints, EveryRecordLoadsWithAKnownTargetAndAFeasibleConfigWhereExp
     EXPECT_FALSE(p.repo.empty()) << p.id;
     EXPECT_EQ(p.simulated(), p.mapping != Mapping::None) << p.id;
     const Target t = p.target_with_cores();
-    EXPECT_EQ(p.config && p.config->cube ? t.aic_cores : t.aiv_cores, p.cores) << p.id;
+    const bool clusters = p.config && (p.config->cube || p.config->attention);  // cube ops and flash_attention
+    EXPECT_EQ(clusters ? t.aic_cores : t.aiv_cores, p.cores) << p.id;
     simulated += p.simulated();
     if (p.simulated()) sources.insert(p.source);
   }
   // Enough of the training set is expressible for leave-one-source-out to mean something.
   EXPECT_GE(simulated, 20);
   EXPECT_GE(sources.size(), 5u);
+}
+
+// A figure timed inside the kernel is compared with the simulated time less the
+// target's launch cost, once per kernel; the same point with the launch counted is
+// exactly that much slower.
+TEST(PublishedPoints, ALaunchlessFigureLosesTheTargetsLaunchCost) {
+  std::vector<PublishedPoint> points = load_published_points(kData);
+  const auto it = std::find_if(points.begin(), points.end(), [](const PublishedPoint& p) {
+    return p.simulated() && !p.launch_included;
+  });
+  ASSERT_NE(it, points.end());
+  PublishedPoint with = *it;
+  with.launch_included = true;
+  const std::vector<PublishedPoint> pair = {*it, with};
+  const FidelityReport r = evaluate_fidelity(pair, false);
+  ASSERT_EQ(r.points.size(), 2u);
+  const Target t = it->target_with_cores();
+  EXPECT_NEAR(r.points[1].shipped_us - r.points[0].shipped_us, t.kernel_launch_cycles / t.clock_mhz, 1e-6) << it->id;
 }
 
 TEST(PublishedPoints, FamiliesSplitThe950FromThe910s) {
@@ -65,6 +85,7 @@ TEST(PublishedPoints, DamagedRecordsAreRefusedNamingTheRecord) {
       {"config", nullptr, "config"},  // an expressible record without its config
       {"config", nlohmann::json::parse(R"({"cube":{"m":[4096,4096],"k":[64,256],"n":[256,256]}})"), "infeasible"},
       {"source", "nowhere", "nowhere"},
+      {"launch_included", "yes", "launch_included"},
   };
   const testing::TempDir dir("published_points");
   for (const Damage& d : damages) {
