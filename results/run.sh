@@ -12,7 +12,7 @@
 # this one's (results/generated/zen5 holds a Zen 5 VM's).
 #
 # NAME: tuning, ranking, ranking_cpu, runtime_steps, cost_model, lookup, cpu_matmul, sim_calibration,
-# sim_speed, measure_overhead, validate, batch, flash_attention, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
+# sim_speed, measure_overhead, validate, batch, flash_attention, attention_host, python_lookup, report. The whole run takes hours on a 2-core machine (tuning and
 # ranking dominate); --only picks parts.
 set -euo pipefail
 
@@ -92,6 +92,11 @@ record validate "${build#"$root"/}/cli/pto-tune" validate --cross-validate
 record batch bench/batch_bench.sh "${build#"$root"/}/cli/pto-tune"
 if wanted flash_attention; then build pto-tune; fi
 record flash_attention bench/flash_attention_bench.sh "${build#"$root"/}/cli/pto-tune"
+# flash_attention against attention on this CPU, each at the config its tuning chose (cpu backend, measured).
+if wanted attention_host; then build pto-tune attention_host_bench; fi
+host_db=$(mktemp -d)/tune.db
+record attention_host bash -c "b=${build#"$root"/}; \$b/cli/pto-tune tune --op flash_attention --shapes 1,8,2048,2048,64 --db $host_db && \$b/cli/pto-tune tune --op attention --shapes 1,8,2048,64 --db $host_db && PTO_TUNE_DB=$host_db \$b/bench/attention_host_bench"
+rm -rf "$(dirname "$host_db")"
 if wanted python_lookup; then build _pto_tune; fi
 PYTHONPATH=$build/python record python_lookup python3 bench/python_lookup.py
 
