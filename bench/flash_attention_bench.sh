@@ -2,13 +2,18 @@
 # flash_attention at LLM sizes on ascend910b1 (results/flash_attention.md), all simulated:
 #   1. each workload tuned (sim backend, auto strategy), with its wall time;
 #   2. the winner explained by the cost model: the bound it names;
-#   3. the tuned unfused `attention` at 1,32,2048,128 beside the fused op at the same size.
+#   3. the tuned unfused `attention` at 1,32,2048,128 beside the fused op at the same size;
+#   4. at the published PI-fa points (ascend910b2, B=H=1, D=128): the kernel's own tiling
+#      (tests/data/ascend_measurements.json) simulated, then the tuner's winner.
 # Usage: bench/flash_attention_bench.sh [PTO_TUNE_BINARY]   (default build/cli/pto-tune)
+#   PARTS="prefill decode attention published" picks parts.
 set -euo pipefail
 bin=${1:-build/cli/pto-tune}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 target=ascend910b1
+parts=${PARTS:-prefill decode attention published}
+wanted() { [[ " $parts " == *" $1 "* ]]; }
 
 # tune_one OP SHAPES ATTRS: tunes, prints the JSON line of the result and the winner's explanation.
 tune_one() {
@@ -35,8 +40,18 @@ PY
   echo
 }
 
-for s in 2048 8192 32768; do
-  for causal in 0 1; do tune_one flash_attention "1,32,$s,$s,128" "causal=$causal"; done
-done
-tune_one flash_attention 8,32,1,32768,128 kv_heads=8
-tune_one attention 1,32,2048,128 ""
+if wanted prefill; then
+  for s in 2048 8192 32768; do
+    for causal in 0 1; do tune_one flash_attention "1,32,$s,$s,128" "causal=$causal"; done
+  done
+fi
+if wanted decode; then tune_one flash_attention 8,32,1,32768,128 kv_heads=8; fi
+if wanted attention; then tune_one attention 1,32,2048,128 ""; fi
+if wanted published; then
+  published=$(python3 -c 'import json; print(json.dumps(next(r["config"] for r in json.load(open("tests/data/ascend_measurements.json"))["records"] if r["id"] == "PI-fa/910B2-1024")))')
+  target=ascend910b2
+  for shapes in 1,1,1024,1024,128 1,1,4096,4096,128 1,1,32768,32768,128 1,1,128,8192,128 1,1,2048,8192,128; do
+    echo "published tiling at $shapes: $("$bin" run --op flash_attention --shapes "$shapes" --target "$target" --config "$published" | grep '^time')"
+    tune_one flash_attention "$shapes" ""
+  done
+fi

@@ -72,3 +72,18 @@ def test_tune_lets_other_python_threads_run(db):
         thread.join()
     # Holding the GIL throughout, tune() would leave the ticker one switch at most.
     assert during >= 3
+
+
+def test_flash_attention_tunes_runs_verified_on_this_cpu_and_prints_each_stage(db):
+    shape, attrs = [1, 2, 96, 160, 32], {"causal": 1, "kv_heads": 1}
+    result = pto_tune.tune("flash_attention", shape, dtype="fp32", target="host", backend="cpu", budget=4,
+                           attrs=attrs, db=db)
+    cfg = result.config
+    assert cfg == pto_tune.lookup("flash_attention", shape, dtype="fp32", target="host", backend="cpu",
+                                  attrs=attrs, db=db)
+    m = pto_tune.run("flash_attention", shape, cfg, dtype="fp32", target="host", backend="cpu", attrs=attrs)
+    assert m.status == "OK" and m.verified, m.get("error")
+    lines = cfg.pypto_calls().splitlines()
+    stages = [line for line in lines if line.startswith("# stage ")]
+    assert stages == ["# stage c1:", "# stage v1:", "# stage c2:", "# stage v2:"]
+    compile("\n".join(lines), "<pasted>", "exec")
