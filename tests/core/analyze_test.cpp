@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/target.h"
+#include "tests/random_attention_config.h"
 #include "tests/random_attrs.h"
 
 namespace pto {
@@ -255,26 +256,8 @@ Shape random_vec(std::mt19937& rng, size_t rank, const Shape& widest) {
   return v;
 }
 
-// flash_attention's knobs: the loop's blocks, the split and order, and each stage's tiles,
-// some rules broken on purpose (v1 narrower than the KV block, v2 than the head dim).
-TileConfig random_attention_config(std::mt19937& rng, const Workload& w) {
-  TileConfig c;
-  AttentionTiles a;
-  a.q_tile = pick(rng, {0, 1, 1}) ? 16 * pick(rng, {1, 2, 4, 8}) : w.shape[2];
-  a.kv_tile = pick(rng, {0, 1, 1}) ? 16 * pick(rng, {1, 2, 4, 8, 16}) : w.shape[3];
-  a.kv_split = pick(rng, {1, 1, 2, 3});
-  a.order = static_cast<TaskOrder>(pick(rng, {0, 1, 2}));
-  c.attention = a;
-  c.stages["c1"].cube = random_cube(rng, 16, false);
-  c.stages["c2"].cube = random_cube(rng, 16, false);
-  c.stages["v1"].vec = Shape{16 * pick(rng, {1, 2, 4}), a.kv_tile * pick(rng, {1, 1, 1, 2}) - pick(rng, {0, 0, 0, 8})};
-  c.stages["v2"].vec = Shape{8 * pick(rng, {1, 2, 4}), w.shape[4] + pick(rng, {0, 0, 0, 16, -1})};
-  c.nbuffer = static_cast<int>(pick(rng, {1, 2, 3}));
-  return c;
-}
-
 TileConfig random_config(std::mt19937& rng, const Workload& w, const TensorGraph& g) {
-  if (w.op == "flash_attention") return random_attention_config(rng, w);
+  if (w.op == "flash_attention") return pto::testing::random_attention_config(rng, w);
   TileConfig c;
   bool has_matmul = false, has_vector = false;
   size_t rank = 0;

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/target.h"
+#include "tests/random_attention_config.h"
 #include "tests/random_attrs.h"
 
 namespace pto {
@@ -81,7 +82,8 @@ std::vector<std::vector<int>> random_fusion(const TensorGraph& g, Rng& rng) {
   return groups;
 }
 
-TileConfig random_config(const TensorGraph& g, Rng& rng) {
+TileConfig random_config(const TensorGraph& g, const Workload& w, Rng& rng) {
+  if (w.op == "flash_attention") return pto::testing::random_attention_config(rng, w);
   TileConfig c;
   const Node& widest = *std::max_element(g.nodes().begin(), g.nodes().end(),
                                          [](const Node& a, const Node& b) { return a.shape.size() < b.shape.size(); });
@@ -114,7 +116,7 @@ TileConfig random_config(const TensorGraph& g, Rng& rng) {
 TileConfig feasible_config(const TensorGraph& g, const Workload& w, const Target& t, Rng& rng) {
   const Analyzer analyzer(g, t);
   for (int attempt = 0; attempt < 40; ++attempt) {
-    const TileConfig c = random_config(g, rng);
+    const TileConfig c = random_config(g, w, rng);
     try {
       if (analyzer.analyze(c).feasible) return c;
     } catch (const Error& e) {
@@ -166,13 +168,15 @@ TEST_P(EndToEnd, EveryOpMatchesItsReferenceOnRandomShapesAndConfigs) {
   Rng rng(std::hash<std::string>{}(GetParam()));
   Outcome outcome;
   for (const OpDef& op : op_library()) {
-    const int trials = op.name == "attention" || op.name.find("matmul") != std::string::npos ? 10 : 5;
+    const int trials = op.name.find("attention") != std::string::npos || op.name.find("matmul") != std::string::npos ? 10 : 5;
+    const int random_before = outcome.random_configs;
     for (DType dtype : op.dtypes)
       for (int trial = 0; trial < trials; ++trial) {
         SCOPED_TRACE(op.name + " " + dtype_name(dtype) + " trial " + std::to_string(trial));
         check_case(op, dtype, target, rng, outcome);
         if (::testing::Test::HasFatalFailure()) return;
       }
+    EXPECT_GT(outcome.random_configs, random_before) << op.name << ": only default configs ran";
   }
   // The random draws must mostly succeed, or the test would only cover default configs.
   EXPECT_GT(outcome.random_configs, outcome.cases * 3 / 4) << outcome.random_configs << " of " << outcome.cases;
