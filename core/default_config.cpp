@@ -28,8 +28,6 @@ struct GraphExtents {
   bool has_cube = false;
   int64_t m = 0, n = 0, k = 0, align = 16;       // largest matmul dims, coarsest alignment
   std::vector<const passes::VectorBody*> bodies;  // every vector body (epilogues included)
-  // flash_attention's smallest KV block: whole scale blocks of an int8 KV cache.
-  int64_t attention_kv_floor = 16;
 };
 
 GraphExtents extents_of(const passes::Partition& p) {
@@ -43,7 +41,6 @@ GraphExtents extents_of(const passes::Partition& p) {
       e.align = std::max(e.align, passes::cube_align(k.cube->in));
     }
     if (!k.body.empty()) e.bodies.push_back(&k.body);
-    if (k.attention && k.attention->quantized()) e.attention_kv_floor = kKvQuantBlock;
   }
   return e;
 }
@@ -196,7 +193,7 @@ bool fix_structure(TileConfig& c, const std::vector<Violation>& v, const GraphEx
 // L0 overflows, then the KV block, the Q block and the pipeline's depth, each halved down
 // to a floor. v1's rows stay whole 16-row fractals: on a direct target its slice of P goes
 // straight into L1 (attention_tiling.cpp, rule "attention alignment").
-bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv_floor) {
+bool shrink_attention(TileConfig& c, const std::vector<Violation>& v) {
   auto halve = [](int64_t& x, int64_t floor) {
     if (x <= floor) return false;
     x = std::max(floor, x / 2);
@@ -217,7 +214,7 @@ bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv
     if (changed) return true;
   }
   AttentionTiles& a = *c.attention;
-  if (halve(a.kv_tile, kv_floor) || halve(a.q_tile, 16)) return true;
+  if (halve(a.kv_tile, 16) || halve(a.q_tile, 16)) return true;
   if (c.nbuffer_or_default() > 1) {
     c.nbuffer = c.nbuffer_or_default() - 1;
     return true;
@@ -249,7 +246,7 @@ void grow_attention_into_limits(TileConfig& c, const Analyzer& analyzer) {
 }
 
 bool shrink(TileConfig& c, const std::vector<Violation>& v, const GraphExtents& e) {
-  if (c.attention) return shrink_attention(c, v, e.attention_kv_floor);
+  if (c.attention) return shrink_attention(c, v);
   if (fix_structure(c, v, e)) return true;
   if (c.cube) {
     const int64_t a = e.align;

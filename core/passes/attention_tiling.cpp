@@ -194,9 +194,6 @@ class Tiler {
     if (v2.back() < s_.dim)
       fail("attention v2", "v2 " + shape_str(v2) + " cuts the head dim " + num(s_.dim) +
                                ": the output update reads its rows whole", true);
-    if (s_.quantized() && a_.kv_tile % kKvQuantBlock != 0 && a_.kv_tile < s_.skv)
-      fail("attention int8 block", "kv_tile=" + num(a_.kv_tile) + " is not a multiple of the " +
-                                       num(kKvQuantBlock) + "-token scale blocks of an int8 KV cache", true);
     capacity("L1 capacity", MemLevel::L1, 0, t_.l1);
     capacity("L0A capacity", MemLevel::L0A, 0, t_.l0a);
     capacity("L0B capacity", MemLevel::L0B, 0, t_.l0b);
