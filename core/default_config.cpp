@@ -28,6 +28,9 @@ struct GraphExtents {
   bool has_cube = false;
   int64_t m = 0, n = 0, k = 0, align = 16;       // largest matmul dims, coarsest alignment
   std::vector<const passes::VectorBody*> bodies;  // every vector body (epilogues included)
+  // flash_attention's smallest KV block: an int8 cache dequantizes whole 128-token scale
+  // blocks (attention_tiling.cpp, rule "attention int8 block").
+  int64_t kv_floor = 16;
 };
 
 GraphExtents extents_of(const passes::Partition& p) {
@@ -41,6 +44,8 @@ GraphExtents extents_of(const passes::Partition& p) {
       e.align = std::max(e.align, passes::cube_align(k.cube->in));
     }
     if (!k.body.empty()) e.bodies.push_back(&k.body);
+    if (k.attention && k.attention->quantized())
+      e.kv_floor = std::min(kKvQuantBlock, k.attention->skv);
   }
   return e;
 }
@@ -193,7 +198,7 @@ bool fix_structure(TileConfig& c, const std::vector<Violation>& v, const GraphEx
 // L0 overflows, then the KV block, the Q block and the pipeline's depth, each halved down
 // to a floor. v1's rows stay whole 16-row fractals: on a direct target its slice of P goes
 // straight into L1 (attention_tiling.cpp, rule "attention alignment").
-bool shrink_attention(TileConfig& c, const std::vector<Violation>& v) {
+bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv_floor) {
   auto halve = [](int64_t& x, int64_t floor) {
     if (x <= floor) return false;
     x = std::max(floor, x / 2);
@@ -214,7 +219,7 @@ bool shrink_attention(TileConfig& c, const std::vector<Violation>& v) {
     if (changed) return true;
   }
   AttentionTiles& a = *c.attention;
-  if (halve(a.kv_tile, 16) || halve(a.q_tile, 16)) return true;
+  if (halve(a.kv_tile, kv_floor) || halve(a.q_tile, 16)) return true;
   if (c.nbuffer_or_default() > 1) {
     c.nbuffer = c.nbuffer_or_default() - 1;
     return true;
@@ -246,7 +251,7 @@ void grow_attention_into_limits(TileConfig& c, const Analyzer& analyzer) {
 }
 
 bool shrink(TileConfig& c, const std::vector<Violation>& v, const GraphExtents& e) {
-  if (c.attention) return shrink_attention(c, v);
+  if (c.attention) return shrink_attention(c, v, e.kv_floor);
   if (fix_structure(c, v, e)) return true;
   if (c.cube) {
     const int64_t a = e.align;

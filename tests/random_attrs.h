@@ -13,10 +13,10 @@
 
 namespace pto::testing {
 
-inline constexpr bool kDrawInt8Kv = false;
-
+// `int8_kv`: whether kv_dtype may be int8 (a target too small for a 128-token block may
+// rule it out).
 template <class Rng>
-void draw_attrs(const OpDef& op, Workload& w, Rng& rng) {
+void draw_attrs(const OpDef& op, Workload& w, Rng& rng, bool int8_kv = true) {
   for (const std::string& a : op.attrs) {
     if (a == "kv_heads") {
       std::vector<int64_t> divisors;
@@ -24,7 +24,7 @@ void draw_attrs(const OpDef& op, Workload& w, Rng& rng) {
         if (w.shape[1] % d == 0) divisors.push_back(d);
       w.attrs[a] = divisors[rng() % divisors.size()];
     } else if (a == "kv_dtype") {
-      w.attrs[a] = static_cast<int64_t>(kDrawInt8Kv && rng() % 3 == 0 ? DType::I8 : w.dtype);
+      w.attrs[a] = static_cast<int64_t>(int8_kv && rng() % 3 == 0 ? DType::I8 : w.dtype);
     } else {
       w.attrs[a] = static_cast<int64_t>(rng() % 2);
     }

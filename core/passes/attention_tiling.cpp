@@ -75,6 +75,15 @@ class Tiler {
     a_.v2_rows = std::min(stage_vec(rc_, "v2").front(), unit_rows);
   }
 
+  static int64_t bytes_of(MemLevel level, DType dtype, Shape shape, Layout layout = Layout::RowMajor) {
+    LocalBuffer probe;
+    probe.level = level;
+    probe.dtype = dtype;
+    probe.shape = std::move(shape);
+    probe.layout = layout;
+    return probe.bytes();
+  }
+
   // `slots` buffers "name[i]" (one: "name"), bump-allocated in their level of their unit.
   void add(const std::string& name, MemLevel level, int unit, DType dtype, Shape shape,
            Layout layout = Layout::RowMajor, int slots = 1) {
@@ -88,12 +97,7 @@ class Tiler {
       b.dtype = dtype;
       b.shape = shape;
       b.layout = layout;
-      LocalBuffer probe;
-      probe.level = level;
-      probe.dtype = dtype;
-      probe.shape = shape;
-      probe.layout = layout;
-      b.bytes = probe.bytes();
+      b.bytes = bytes_of(level, dtype, shape, layout);
       int64_t& top = tops_[{static_cast<int>(level), unit}];
       b.offset = top;
       top = align_up(top + b.bytes, t_.align_bytes);
@@ -130,11 +134,43 @@ class Tiler {
       add("t.ub", MemLevel::UB, u, DType::F32, {v2, d});
       add("o.ub", MemLevel::UB, u, DType::F32, {ur, d});
       add("out.ub", MemLevel::UB, u, s_.in, {v2, d});
+      if (s_.quantized()) add_dequant(u, a_.unit_rows(kv), d, n);
     }
     if (a_.direct) return;
     add("s.ws", MemLevel::WS, 0, DType::F32, {rows, kv}, Layout::RowMajor, n);
     add("p.ws", MemLevel::WS, 0, in, {rows, kv}, Layout::RowMajor, n);
     add("o.ws", MemLevel::WS, 0, DType::F32, {rows, d}, Layout::RowMajor, n);
+    if (s_.quantized())
+      for (const char* x : {"k.ws", "v.ws"}) add(x, MemLevel::WS, 0, in, {kv, d}, Layout::RowMajor, n);
+  }
+
+  // An int8 KV cache: each vector unit dequantizes its share of a block's tokens for K and
+  // for V, dq_rows tokens at a time (int8 in, their 128-token scales, fp32 products, q's
+  // dtype out): the whole share where it fits beside the unit's other buffers, else the
+  // largest 16-token multiple that does (a 128 x 256 head of fp32 needs the chunks).
+  void add_dequant(int u, int64_t share, int64_t d, int n) {
+    if (a_.dq_rows == 0) a_.dq_rows = dequant_rows(share, d, n, tops_[{static_cast<int>(MemLevel::UB), u}]);
+    const int64_t tokens = a_.dq_rows;
+    for (const char* x : {"k", "v"}) {
+      const std::string name(x);
+      add(name + "q.ub", MemLevel::UB, u, DType::I8, {tokens, d}, Layout::RowMajor, n);
+      add(name + "s.ub", MemLevel::UB, u, DType::F32, {1, dequant_scales(tokens)}, Layout::RowMajor, n);
+      add(name + "h.ub", MemLevel::UB, u, s_.in, {tokens, d}, Layout::RowMajor, n);
+    }
+    add("dq.ub", MemLevel::UB, u, DType::F32, {tokens, d});
+  }
+
+  static int64_t dequant_scales(int64_t tokens) { return ceil_div(tokens, kKvQuantBlock) + 1; }  // may straddle
+
+  int64_t dequant_rows(int64_t share, int64_t d, int n, int64_t used) const {
+    auto bytes = [&](int64_t tokens) {
+      auto ub = [&](DType t, Shape shape) { return align_up(bytes_of(MemLevel::UB, t, std::move(shape)), t_.align_bytes); };
+      const int64_t slot = ub(DType::I8, {tokens, d}) + ub(DType::F32, {1, dequant_scales(tokens)}) + ub(s_.in, {tokens, d});
+      return 2 * n * slot + ub(DType::F32, {tokens, d});
+    };
+    int64_t tokens = share;
+    while (tokens > 16 && used + bytes(tokens) > t_.ub) tokens = align_up(ceil_div(tokens, 2), 16);
+    return tokens;
   }
 
   void fail(const char* rule, const std::string& detail, bool hard) { check_.rule(rule, detail, hard); }
@@ -167,11 +203,6 @@ class Tiler {
   }
 
   void check() {
-    // The graph, the reference and the scales' bindings know int8 K/V; the vector units'
-    // dequantization of each block before the Cube reads it is not emitted yet.
-    if (s_.quantized())
-      usage_error("flash_attention: kv_dtype=int8 is not compiled yet (the vector units' per-block dequantization "
-                  "is missing); use kv_dtype equal to the workload's dtype");
     for (const auto& [name, tiles] : rc_.stages)
       if (std::find(std::begin(kStages), std::end(kStages), name) == std::end(kStages))
         usage_error("config stages: '" + name + "' is not a stage of flash_attention (stages: c1, v1, c2, v2)");
@@ -194,6 +225,9 @@ class Tiler {
     if (v2.back() < s_.dim)
       fail("attention v2", "v2 " + shape_str(v2) + " cuts the head dim " + num(s_.dim) +
                                ": the output update reads its rows whole", true);
+    if (s_.quantized() && a_.kv_tile % kKvQuantBlock != 0 && a_.kv_tile < s_.skv)
+      fail("attention int8 block", "kv_tile=" + num(a_.kv_tile) + " is not a multiple of the " +
+                                       num(kKvQuantBlock) + "-token scale blocks of an int8 KV cache", true);
     capacity("L1 capacity", MemLevel::L1, 0, t_.l1);
     capacity("L0A capacity", MemLevel::L0A, 0, t_.l0a);
     capacity("L0B capacity", MemLevel::L0B, 0, t_.l0b);

@@ -27,7 +27,12 @@ enum Purpose {
   kKFree, kKLoaded, kVFree, kPL1Free, kVLoaded, kL0Free, kL0Ready, kL0cFree, kL0cReady,
   kSReady, kSFree, kPReady, kPFree, kOReady, kOFree,
   kSubFree, kSubLoaded, kPubFree, kPubReady, kPvFree, kPvLoaded, kOutFree, kOutReady,
+  // int8 K/V: a vector unit's landing slot free, loaded, its output slot free, cast; the
+  // dequantized share ready for the Cube, and its destination free again. K's, then V's.
+  kKqInFree, kKqLoaded, kKqOutFree, kKqCast, kKqReady, kKqFree,
+  kVqInFree, kVqLoaded, kVqOutFree, kVqCast, kVqReady, kVqFree,
 };
+constexpr int kDequantPurposes = kVqInFree - kKqInFree;  // V's purpose = K's + this
 int event(Purpose p, int64_t slot = 0) { return static_cast<int>(p) * 8 + static_cast<int>(slot); }
 
 constexpr double kFiniteFloor = -3.0e38;  // a row max never below this: exp(-inf - m) stays 0, never NaN
@@ -282,32 +287,164 @@ void AttentionEmitter::matmul(const std::string& a_l1, const std::string& b_l1, 
     flag(Opcode::SET_FLAG, 0, Pipe::FIX, a_.direct ? Pipe::V : Pipe::MTE2, event(ready, slot), u.id);
 }
 
-// S_j = Q K_j^T: the K block is loaded transposed, as the B operand [D, w].
-void AttentionEmitter::qk(int64_t j, int64_t& step, int64_t& tile) {
-  const int64_t n = a_.nbuffer, slot = j % n, w = width(j);
-  if (j >= n) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kKFree, slot));
+int64_t AttentionEmitter::dequant_tokens(int vu, int64_t j, int64_t* first) const {
+  const int64_t w = width(j), share = a_.unit_rows(w), t0 = (vu - 1) * share;
+  if (first) *first = t0;
+  return std::clamp<int64_t>(w - t0, 0, share);
+}
+bool AttentionEmitter::dequant_reuses(int vu, int64_t j) const {
+  return j >= a_.nbuffer && dequant_tokens(vu, j) > 0 && dequant_tokens(vu, j - a_.nbuffer) > 0;
+}
+bool AttentionEmitter::dequant_released(int vu, int64_t j) const {
+  return j + a_.nbuffer < task_.blocks && dequant_reuses(vu, j + a_.nbuffer);
+}
+int64_t AttentionEmitter::dequant_chunks(int vu, int64_t j) const { return ceil_div(dequant_tokens(vu, j), a_.dq_rows); }
+// Only the KV's last block is ragged, so every block before j is whole.
+int64_t AttentionEmitter::dequant_chunks_before(int vu, int64_t j) const { return j == 0 ? 0 : j * dequant_chunks(vu, 0); }
+
+// DQ(j) of K (key) or V, for an int8 KV cache: each vector unit takes its share of block
+// j's tokens from GM, dq_rows at a time, multiplies each 128-token run by its fp32 scale,
+// and puts the result in q's dtype where the Cube reads it: the block's L1 buffer (K
+// transposed to [D, w]) on a direct target, else the workspace, from which the Cube moves
+// it into L1. The UB slots turn over by chunk, the destination by block.
+void AttentionEmitter::dequant(int64_t j, bool key) {
+  const int shift = key ? 0 : kDequantPurposes;
+  const Pipe cube_reader = a_.direct ? Pipe::MTE1 : Pipe::MTE2;
+  const int64_t slot = j % a_.nbuffer;
+  for (int vu = 1; vu <= a_.units; ++vu) {
+    int64_t t0 = 0;
+    const int64_t cnt = dequant_tokens(vu, j, &t0);
+    if (cnt == 0) continue;
+    const int u = a_.vector_unit(vu);
+    int64_t chunk = dequant_chunks_before(vu, j);
+    for (int64_t a = t0; a < t0 + cnt; a += a_.dq_rows, ++chunk) {
+      if (a == t0 && dequant_reuses(vu, j))  // the first chunk waits for the destination
+        flag(Opcode::WAIT_FLAG, u, cube_reader, Pipe::MTE3, event(static_cast<Purpose>(kKqFree + shift), slot), 0);
+      dequant_chunk(vu, j, key, chunk, a, std::min(a_.dq_rows, t0 + cnt - a));
+    }
+    flag(Opcode::SET_FLAG, u, Pipe::MTE3, cube_reader, event(static_cast<Purpose>(kKqReady + shift), slot), 0);
+  }
+}
+
+// Tokens [a, a + cnt) of block j, vector unit vu's chunk number `chunk` of the task.
+void AttentionEmitter::dequant_chunk(int vu, int64_t j, bool key, int64_t chunk, int64_t a, int64_t cnt) {
+  const int64_t n = a_.nbuffer, slot = chunk % n, d = s_.dim, first = j * a_.kv_tile + a;
+  const int64_t total = dequant_chunks_before(vu, task_.blocks - 1) + dequant_chunks(vu, task_.blocks - 1);
+  const bool reuses = chunk >= n, released = chunk + n < total;
+  const int shift = key ? 0 : kDequantPurposes;
+  auto ev = [&](Purpose p) { return event(static_cast<Purpose>(p + shift), slot); };
+  const std::string x = key ? "k" : "v";
+  const int u = a_.vector_unit(vu);
+  const int64_t g0 = first / kKvQuantBlock, g1 = (first + cnt - 1) / kKvQuantBlock;
+  if (reuses) flag(Opcode::WAIT_FLAG, u, Pipe::V, Pipe::MTE2, ev(kKqInFree));
   Instr load;
   load.op = Opcode::TLOAD;
   load.pipe = Pipe::MTE2;
-  load.dst = {MemLevel::L1, slot_buffer("k.l1", slot), {0, 0}, {s_.dim, w}};
-  load.src = {gm(kK, {0, 0, j * a_.kv_tile, 0}, {1, 1, w, s_.dim})};
-  load.transpose = true;
+  load.dst = local(slot_buffer(x + "q.ub", slot, u), {0, 0}, {cnt, d});
+  load.src = {gm(key ? kK : kV, {0, 0, first, 0}, {1, 1, cnt, d})};
+  const Operand quantized = load.dst;
+  push(load, u);
+  load.dst = local(slot_buffer(x + "s.ub", slot, u), {0, 0}, {1, g1 - g0 + 1});
+  load.src = {gm(key ? kKScale : kVScale, {0, 0, g0}, {1, 1, g1 - g0 + 1})};
+  const Operand scales = load.dst;
+  push(std::move(load), u);
+  hand_off(u, Pipe::MTE2, u, Pipe::V, ev(kKqLoaded));
+  const int dq = buffer("dq.ub", u);
+  vec(u, Opcode::TVEC, OpKind::Cast, local(dq, {0, 0}, {cnt, d}), {quantized});
+  for (int64_t r = 0; r < cnt;) {  // a run of tokens under one scale
+    const int64_t g = (first + r) / kKvQuantBlock, end = std::min(cnt, (g + 1) * kKvQuantBlock - first);
+    const Operand rows = local(dq, {r, 0}, {end - r, d});
+    vec(u, Opcode::TVEC, OpKind::Mul, rows, {rows, local(scales.id, {0, g - g0}, {1, 1})});
+    r = end;
+  }
+  if (released) flag(Opcode::SET_FLAG, u, Pipe::V, Pipe::MTE2, ev(kKqInFree));
+  if (reuses) flag(Opcode::WAIT_FLAG, u, Pipe::MTE3, Pipe::V, ev(kKqOutFree));
+  const Operand out = local(slot_buffer(x + "h.ub", slot, u), {0, 0}, {cnt, d});
+  vec(u, Opcode::TVEC, OpKind::Cast, out, {local(dq, {0, 0}, {cnt, d})});
+  hand_off(u, Pipe::V, u, Pipe::MTE3, ev(kKqCast));
+  Instr move;
+  move.op = Opcode::TMOV;
+  move.pipe = Pipe::MTE3;
+  move.src = {out};
+  if (!a_.direct) {
+    move.dst = {MemLevel::WS, slot_buffer(x + ".ws", j % n), {a, 0}, {cnt, d}};
+  } else if (key) {
+    move.dst = {MemLevel::L1, slot_buffer("k.l1", j % n), {0, a}, {d, cnt}};
+    move.transpose = true;
+  } else {
+    move.dst = {MemLevel::L1, slot_buffer("v.l1", j % n), {a, 0}, {cnt, d}};
+  }
+  push(std::move(move), u);
+  if (released) flag(Opcode::SET_FLAG, u, Pipe::MTE3, Pipe::V, ev(kKqOutFree));
+}
+
+// The Cube's side of DQ(j): it waits for every unit's share; through WS it then moves the
+// block into L1 itself (K transposed), and the WS slot is free again.
+void AttentionEmitter::cube_takes_dequantized(int64_t j, bool key) {
+  const int64_t n = a_.nbuffer, slot = j % n, w = width(j);
+  const int shift = key ? 0 : kDequantPurposes;
+  const Pipe reader = a_.direct ? Pipe::MTE1 : Pipe::MTE2;
+  for (int vu = 1; vu <= a_.units; ++vu)
+    if (dequant_tokens(vu, j) > 0)
+      flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, reader, event(static_cast<Purpose>(kKqReady + shift), slot),
+           a_.vector_unit(vu));
+  if (a_.direct) return;
+  Instr move;
+  move.op = Opcode::TMOV;
+  move.pipe = Pipe::MTE2;
+  move.dst = key ? Operand{MemLevel::L1, slot_buffer("k.l1", slot), {0, 0}, {s_.dim, w}}
+                 : Operand{MemLevel::L1, slot_buffer("v.l1", slot), {0, 0}, {w, s_.dim}};
+  move.src = {{MemLevel::WS, slot_buffer(key ? "k.ws" : "v.ws", slot), {0, 0}, {w, s_.dim}}};
+  move.transpose = key;
+  push(std::move(move), 0);
+  cube_releases_dequantized(j, key);
+}
+
+// The destination of unit shares of block j free for block j + n: after the Cube's move out
+// of WS, or (direct) after the matmul that read the L1 buffer.
+void AttentionEmitter::cube_releases_dequantized(int64_t j, bool key) {
+  const int shift = key ? 0 : kDequantPurposes;
+  const Pipe reader = a_.direct ? Pipe::MTE1 : Pipe::MTE2;
+  for (int vu = 1; vu <= a_.units; ++vu)
+    if (dequant_released(vu, j))
+      flag(Opcode::SET_FLAG, 0, reader, Pipe::MTE3, event(static_cast<Purpose>(kKqFree + shift), j % a_.nbuffer),
+           a_.vector_unit(vu));
+}
+
+// The Cube's MTE2 writes the K and V blocks into L1 (from GM, or int8 through WS); else
+// the vector units' dequantization does.
+bool AttentionEmitter::cube_loads_kv() const { return !s_.quantized() || !a_.direct; }
+
+// K block j (key: transposed, the B operand [D, w]) or V block j into its L1 slot: from GM,
+// or the vector units' dequantized block.
+void AttentionEmitter::kv_block_into_l1(int64_t j, bool key) {
+  const int64_t slot = j % a_.nbuffer, w = width(j);
+  if (j >= a_.nbuffer && cube_loads_kv()) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(key ? kKFree : kVFree, slot));
+  if (s_.quantized()) return cube_takes_dequantized(j, key);
+  Instr load;
+  load.op = Opcode::TLOAD;
+  load.pipe = Pipe::MTE2;
+  load.dst = key ? Operand{MemLevel::L1, slot_buffer("k.l1", slot), {0, 0}, {s_.dim, w}}
+                 : Operand{MemLevel::L1, slot_buffer("v.l1", slot), {0, 0}, {w, s_.dim}};
+  load.src = {gm(key ? kK : kV, {0, 0, j * a_.kv_tile, 0}, {1, 1, w, s_.dim})};
+  load.transpose = key;
   push(std::move(load), 0);
-  hand_off(0, Pipe::MTE2, 0, Pipe::MTE1, event(kKLoaded, slot));
-  matmul("q.l1", "k.l1", task_.rows, s_.dim, w, a_.qk, j, true, step, tile);
-  if (j + n < task_.blocks) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kKFree, slot));
+}
+
+// S_j = Q K_j^T.
+void AttentionEmitter::qk(int64_t j, int64_t& step, int64_t& tile) {
+  const int64_t n = a_.nbuffer, slot = j % n;
+  kv_block_into_l1(j, true);
+  if (cube_loads_kv()) hand_off(0, Pipe::MTE2, 0, Pipe::MTE1, event(kKLoaded, slot));
+  matmul("q.l1", "k.l1", task_.rows, s_.dim, width(j), a_.qk, j, true, step, tile);
+  if (j + n < task_.blocks && cube_loads_kv()) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kKFree, slot));
+  if (!cube_loads_kv()) cube_releases_dequantized(j, true);
 }
 
 // O_j = P_j V_j: the V block from GM, the P block from the vector units.
 void AttentionEmitter::pv(int64_t j, int64_t& step, int64_t& tile) {
   const int64_t n = a_.nbuffer, slot = j % n, w = width(j);
-  if (j >= n) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kVFree, slot));
-  Instr load;
-  load.op = Opcode::TLOAD;
-  load.pipe = Pipe::MTE2;
-  load.dst = {MemLevel::L1, slot_buffer("v.l1", slot), {0, 0}, {w, s_.dim}};
-  load.src = {gm(kV, {0, 0, j * a_.kv_tile, 0}, {1, 1, w, s_.dim})};
-  push(std::move(load), 0);
+  kv_block_into_l1(j, false);
   if (!a_.direct) {
     for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, Pipe::MTE2, event(kPReady, slot), u.id);
     if (j >= n) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kPL1Free, slot));
@@ -320,20 +457,21 @@ void AttentionEmitter::pv(int64_t j, int64_t& step, int64_t& tile) {
     if (j + n < task_.blocks)
       for (const Unit& u : units_) flag(Opcode::SET_FLAG, 0, Pipe::MTE2, Pipe::MTE3, event(kPFree, slot), u.id);
   }
-  hand_off(0, Pipe::MTE2, 0, Pipe::MTE1, event(kVLoaded, slot));
+  if (cube_loads_kv()) hand_off(0, Pipe::MTE2, 0, Pipe::MTE1, event(kVLoaded, slot));
   if (a_.direct)
     for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, Pipe::MTE1, event(kPReady, slot), u.id);
   matmul("p.l1", "v.l1", task_.rows, w, s_.dim, a_.pv, j, false, step, tile);
+  if (!cube_loads_kv()) cube_releases_dequantized(j, false);
   if (j + n >= task_.blocks) return;
-  flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kVFree, slot));
+  if (cube_loads_kv()) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kVFree, slot));
   if (!a_.direct) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kPL1Free, slot));
   if (a_.direct)
     for (const Unit& u : units_) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE3, event(kPFree, slot), u.id);
 }
 
-void AttentionEmitter::vec(const Unit& u, Opcode op, OpKind vop, Operand dst, std::vector<Operand> src,
+void AttentionEmitter::vec(int unit, Opcode op, OpKind vop, Operand dst, std::vector<Operand> src,
                            std::optional<double> scalar, int reduce_dim) {
-  push(vector_instr(op, vop, std::move(dst), std::move(src), scalar, reduce_dim), u.id);
+  push(vector_instr(op, vop, std::move(dst), std::move(src), scalar, reduce_dim), unit);
 }
 
 // The `rows` x `cols` slice at task row r0 of block j's Cube output, where the vector unit
@@ -398,7 +536,7 @@ void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
     return local(index < 0 ? buffer(name, u.id) : slot_buffer(name, index, u.id), {index < 0 ? 0 : unit_row, 0},
                  {rows, 1});
   };
-  vec(u, Opcode::TVEC, OpKind::Mul, x, {score}, s_.scale);
+  vec(u.id, Opcode::TVEC, OpKind::Mul, x, {score}, s_.scale);
   if (!a_.direct && q + n < total) flag(Opcode::SET_FLAG, u.id, Pipe::V, Pipe::MTE2, event(kSubFree, qs));
   Operand cur = x, other = y;
   const bool is_masked = masked(j);
@@ -408,31 +546,31 @@ void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
   }
   const Operand m_now = row("m.ub", j), m_before = row("m.ub", j + 1), mc = row("mc.ub", -1);
   if (j == 0 && !is_masked) {
-    vec(u, Opcode::TREDUCE, OpKind::Amax, m_now, {cur}, std::nullopt, 1);
+    vec(u.id, Opcode::TREDUCE, OpKind::Amax, m_now, {cur}, std::nullopt, 1);
   } else {
-    vec(u, Opcode::TREDUCE, OpKind::Amax, mc, {cur}, std::nullopt, 1);
+    vec(u.id, Opcode::TREDUCE, OpKind::Amax, mc, {cur}, std::nullopt, 1);
     if (j == 0) {  // a row that sees nothing of its first block keeps a finite max
-      vec(u, Opcode::TVEC, OpKind::Max, m_now, {mc}, kFiniteFloor);
+      vec(u.id, Opcode::TVEC, OpKind::Max, m_now, {mc}, kFiniteFloor);
     } else {
-      vec(u, Opcode::TVEC, OpKind::Max, m_now, {m_before, mc});
-      vec(u, Opcode::TVEC, OpKind::Sub, row("drop.ub", -1), {m_before, m_now});
-      vec(u, Opcode::TVEC, OpKind::Exp, row("alpha.ub", slot), {row("drop.ub", -1)});
+      vec(u.id, Opcode::TVEC, OpKind::Max, m_now, {m_before, mc});
+      vec(u.id, Opcode::TVEC, OpKind::Sub, row("drop.ub", -1), {m_before, m_now});
+      vec(u.id, Opcode::TVEC, OpKind::Exp, row("alpha.ub", slot), {row("drop.ub", -1)});
     }
   }
-  vec(u, Opcode::TVEC, OpKind::Sub, other, {cur, m_now});
-  vec(u, Opcode::TVEC, OpKind::Exp, cur, {other});
+  vec(u.id, Opcode::TVEC, OpKind::Sub, other, {cur, m_now});
+  vec(u.id, Opcode::TVEC, OpKind::Exp, cur, {other});
   const Operand l_now = row("l.ub", j);
   if (j == 0) {
-    vec(u, Opcode::TREDUCE, OpKind::Sum, l_now, {cur}, std::nullopt, 1);
+    vec(u.id, Opcode::TREDUCE, OpKind::Sum, l_now, {cur}, std::nullopt, 1);
   } else {
-    vec(u, Opcode::TREDUCE, OpKind::Sum, row("lc.ub", -1), {cur}, std::nullopt, 1);
-    vec(u, Opcode::TVEC, OpKind::Mul, row("ls.ub", -1), {row("l.ub", j + 1), row("alpha.ub", slot)});
-    vec(u, Opcode::TVEC, OpKind::Add, l_now, {row("ls.ub", -1), row("lc.ub", -1)});
+    vec(u.id, Opcode::TREDUCE, OpKind::Sum, row("lc.ub", -1), {cur}, std::nullopt, 1);
+    vec(u.id, Opcode::TVEC, OpKind::Mul, row("ls.ub", -1), {row("l.ub", j + 1), row("alpha.ub", slot)});
+    vec(u.id, Opcode::TVEC, OpKind::Add, l_now, {row("ls.ub", -1), row("lc.ub", -1)});
   }
   // P, in the Cube's input dtype, to the Cube: through WS or straight into its L1.
   if (q >= n) flag(Opcode::WAIT_FLAG, u.id, Pipe::MTE3, Pipe::V, event(kPubFree, qs));
   const Operand p = local(slot_buffer("p.ub", qs, u.id), {0, 0}, {rows, w});
-  vec(u, Opcode::TVEC, OpKind::Cast, p, {cur});
+  vec(u.id, Opcode::TVEC, OpKind::Cast, p, {cur});
   hand_off(u.id, Pipe::V, u.id, Pipe::MTE3, event(kPubReady, qs));
   if (k == 0 && j >= n)
     flag(Opcode::WAIT_FLAG, u.id, a_.direct ? Pipe::MTE1 : Pipe::MTE2, Pipe::MTE3, event(kPFree, slot), 0);
@@ -467,10 +605,10 @@ void AttentionEmitter::update_slice(const Unit& u, int64_t j, int64_t k) {
   const Operand o = local(buffer("o.ub", u.id), {unit_row, 0}, {rows, d});
   const Operand t = local(buffer("t.ub", u.id), {0, 0}, {rows, d});
   if (j == 0) {
-    vec(u, Opcode::TVEC, OpKind::Cast, o, {part});
+    vec(u.id, Opcode::TVEC, OpKind::Cast, o, {part});
   } else {
-    vec(u, Opcode::TVEC, OpKind::Mul, t, {o, local(slot_buffer("alpha.ub", slot, u.id), {unit_row, 0}, {rows, 1})});
-    vec(u, Opcode::TVEC, OpKind::Add, o, {t, part});
+    vec(u.id, Opcode::TVEC, OpKind::Mul, t, {o, local(slot_buffer("alpha.ub", slot, u.id), {unit_row, 0}, {rows, 1})});
+    vec(u.id, Opcode::TVEC, OpKind::Add, o, {t, part});
   }
   if (!a_.direct && r + n < total) flag(Opcode::SET_FLAG, u.id, Pipe::V, Pipe::MTE2, event(kPvFree, rs));
   if (j + 1 < task_.blocks) return;
@@ -492,10 +630,10 @@ void AttentionEmitter::update_slice(const Unit& u, int64_t j, int64_t k) {
     store(kLPart, l, 1);
     return;
   }
-  vec(u, Opcode::TVEC, OpKind::Div, t, {o, l});
+  vec(u.id, Opcode::TVEC, OpKind::Div, t, {o, l});
   if (k > 0) flag(Opcode::WAIT_FLAG, u.id, Pipe::MTE3, Pipe::V, event(kOutFree));
   const Operand out = local(buffer("out.ub", u.id), {0, 0}, {rows, d});
-  vec(u, Opcode::TVEC, OpKind::Cast, out, {t});
+  vec(u.id, Opcode::TVEC, OpKind::Cast, out, {t});
   hand_off(u.id, Pipe::V, u.id, Pipe::MTE3, event(kOutReady));
   store(kOut, out, d);
   if (k + 1 < u.v2_slices) flag(Opcode::SET_FLAG, u.id, Pipe::MTE3, Pipe::V, event(kOutFree));
@@ -507,6 +645,10 @@ void AttentionEmitter::step(int t) {
   // In an order that runs on one core too (the CPU runtime runs a block's instructions
   // in order): every stage after the stages it reads.
   if (t < task_.blocks) {
+    if (s_.quantized()) {
+      dequant(t, true);
+      dequant(t, false);
+    }
     qk(t, l0, l0c);
     softmax(t);
   }
@@ -534,6 +676,10 @@ std::vector<int64_t> AttentionEmitter::step_key(int t) const {
   // A masked step's instructions differ by where heads start in its rows (one mask
   // instruction per head a slice spans), not by which rows: tasks share its count.
   if (is_masked) key.insert(key.end(), segments_.begin(), segments_.end());
+  // int8: how many chunks each unit dequantizes of the last block decides the releases of
+  // the steps before it.
+  if (s_.quantized())
+    for (int vu = 1; vu <= a_.units; ++vu) key.push_back(dequant_chunks(vu, task_.blocks - 1));
   return key;
 }
 

@@ -95,12 +95,23 @@ class AttentionEmitter {
   void push(Instr in, int unit);
   void flag(Opcode op, int unit, Pipe src, Pipe dst, int event, int peer = -1);
   void hand_off(int set_unit, Pipe src, int wait_unit, Pipe dst, int event);
-  void vec(const Unit& u, Opcode op, OpKind vop, Operand dst, std::vector<Operand> src,
+  void vec(int unit, Opcode op, OpKind vop, Operand dst, std::vector<Operand> src,
            std::optional<double> scalar = std::nullopt, int reduce_dim = -1);
   Operand slice_in(const Unit& u, const std::string& ub, const std::string& ws, int64_t j, int64_t r0, int64_t rows,
                    int64_t cols, int64_t index, int free, int loaded);
   void matmul(const std::string& a_l1, const std::string& b_l1, int64_t rows, int64_t k_len, int64_t n_len,
               const AttentionTiling::L0& l0, int64_t j, bool scores, int64_t& step, int64_t& tile);
+  int64_t dequant_tokens(int vu, int64_t j, int64_t* first = nullptr) const;  // vector unit vu's share of block j
+  bool dequant_reuses(int vu, int64_t j) const;  // vu's share of block j reuses the slot of block j - n
+  bool dequant_released(int vu, int64_t j) const;  // ... and block j + n reuses block j's
+  int64_t dequant_chunks(int vu, int64_t j) const;         // vu's dequantization chunks of block j
+  int64_t dequant_chunks_before(int vu, int64_t j) const;  // ... of the task's blocks before j
+  void dequant(int64_t j, bool key);
+  void dequant_chunk(int vu, int64_t j, bool key, int64_t chunk, int64_t a, int64_t cnt);
+  void cube_takes_dequantized(int64_t j, bool key);
+  void cube_releases_dequantized(int64_t j, bool key);
+  bool cube_loads_kv() const;
+  void kv_block_into_l1(int64_t j, bool key);
   void qk(int64_t j, int64_t& step, int64_t& tile);
   void pv(int64_t j, int64_t& step, int64_t& tile);
   void softmax(int64_t j);

@@ -284,6 +284,7 @@ struct AttentionTiling {
   };
   L0 qk, pv;                  // S = Q K^T: m rows, k head dim, n KV; O = P V: m rows, k KV, n head dim
   int64_t v1_rows = 0, v2_rows = 0;  // rows of a softmax / update slice on one unit
+  int64_t dq_rows = 0;        // int8 KV: tokens a vector unit dequantizes at a time
   std::vector<ClusterBuffer> buffers;
   // (name, unit) -> indices into `buffers` by slot: "s.ub[1]" is slot 1 of "s.ub".
   std::map<std::pair<std::string, int>, std::vector<int>> slots;

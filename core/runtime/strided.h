@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -29,6 +30,11 @@ struct Dims {
   Shape shape() const { return Shape(v.begin(), v.begin() + rank); }
   int64_t back(int from_end = 0) const { return v[rank - 1 - from_end]; }
 };
+
+// A transposed operand's view: its last two dims (or their strides) swapped.
+inline void swap_last_two(Dims& d) {
+  if (d.rank >= 2) std::swap(d[d.rank - 1], d[d.rank - 2]);
+}
 
 struct View {
   char* ptr = nullptr;

@@ -39,10 +39,6 @@ bool normalize(const GmLayout& l, const TensorBinding& b, const GmOperand& op, G
   return true;
 }
 
-void swap_last_two(Dims& d) {
-  if (d.rank >= 2) std::swap(d[d.rank - 1], d[d.rank - 2]);
-}
-
 int64_t dot(const Dims& a, const Dims& b) {
   int64_t s = 0;
   for (int d = 0; d < a.rank; ++d) s += a[d] * b[d];

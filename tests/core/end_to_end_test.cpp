@@ -184,5 +184,43 @@ TEST_P(EndToEnd, EveryOpMatchesItsReferenceOnRandomShapesAndConfigs) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, EndToEnd, ::testing::Values("host", "ascend910b1"));
 
+// Rows of the first "kq.ub" buffer: the tokens a vector unit dequantizes at a time.
+int64_t dequant_rows(const Program& p) {
+  for (const BlockProgram& b : p.blocks)
+    for (const LocalBuffer& buf : b.buffers)
+      if (buf.name.rfind("kq.ub", 0) == 0) return buf.shape[0];
+  return 0;
+}
+
+// An int8 KV cache with a wide head: a vector unit's share of a 128-token block does not
+// fit its UB at once, so it dequantizes the share in chunks (through WS on ascend910b1,
+// straight into L1 on ascend950pr); random shapes and dtypes, checked against the fp64
+// reference.
+TEST(EndToEndInt8Kv, WideHeadsDequantizeInChunksAndMatchTheReference) {
+  Rng rng(2026);
+  const OpDef& op = find_op("flash_attention");
+  for (const char* target_name : {"ascend910b1", "ascend950pr"}) {
+    const Target target = load_target(target_name);
+    for (int trial = 0; trial < 3; ++trial) {
+      Workload w;
+      w.op = op.name;
+      w.dtype = trial % 2 ? DType::F16 : DType::F32;
+      const int64_t heads = uniform(rng, 1, 2), sq = uniform(rng, 1, 40);
+      w.shape = {1, heads, sq, uniform(rng, sq, 300), uniform(rng, 200, 320)};
+      w.attrs = {{"causal", static_cast<int64_t>(rng() % 2)}, {"kv_heads", 1}, {"kv_dtype", static_cast<int64_t>(DType::I8)}};
+      SCOPED_TRACE(w.key() + " on " + target.name);
+      const TensorGraph g = build_graph(w);
+      const Compiled compiled = compile(g, default_config(w, g, target), target);
+      EXPECT_LT(dequant_rows(compiled.program), kKvQuantBlock / 2) << "a share dequantized whole: no chunks";
+      const std::vector<HostTensor> inputs = random_inputs(g, rng());
+      const std::vector<HostTensor> want = op.reference(w, inputs);
+      CpuExecutor exec(compiled.program, ExecOptions{2});
+      exec.execute(inputs);
+      const std::vector<HostTensor> got = exec.outputs();
+      EXPECT_TRUE(all_close(got[0], want[0], accumulation(w))) << "max diff " << max_abs_diff(got[0], want[0]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pto
