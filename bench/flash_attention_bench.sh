@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # flash_attention at LLM sizes on ascend910b1 (results/flash_attention.md), all simulated:
 #   1. each workload tuned (sim backend, auto strategy), with its wall time;
-#   2. the winner explained by the cost model: the bound it names;
+#   2. the winner explained by the cost model: the bound it names; decode with an fp16 and
+#      an int8 KV cache, also on ascend950pr (whose Cube reads the vector units' UB directly);
 #   3. the tuned unfused `attention` at 1,32,2048,128 beside the fused op at the same size;
 #   4. at the published PI-fa points (ascend910b2, B=H=1, D=128): the kernel's own tiling
 #      (tests/data/ascend_measurements.json) simulated, then the tuner's winner.
@@ -45,7 +46,13 @@ if wanted prefill; then
     for causal in 0 1; do tune_one flash_attention "1,32,$s,$s,128" "causal=$causal"; done
   done
 fi
-if wanted decode; then tune_one flash_attention 8,32,1,32768,128 kv_heads=8; fi
+if wanted decode; then
+  for target in ascend910b1 ascend950pr; do
+    tune_one flash_attention 8,32,1,32768,128 kv_heads=8
+    tune_one flash_attention 8,32,1,32768,128 kv_heads=8,kv_dtype=int8
+  done
+  target=ascend910b1
+fi
 if wanted attention; then tune_one attention 1,32,2048,128 ""; fi
 if wanted published; then
   published=$(python3 -c 'import json; print(json.dumps(next(r["config"] for r in json.load(open("tests/data/ascend_measurements.json"))["records"] if r["id"] == "PI-fa/910B2-1024")))')
