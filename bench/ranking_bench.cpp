@@ -67,6 +67,8 @@ const std::vector<Case>& suite() {
       {"attention 1x8x512x64 causal", "attention|1,8,512,64|fp16|causal=1"},
       {"flash_attention 1x8x2048x2048x128 causal", "flash_attention|1,8,2048,2048,128|fp16|causal=1"},
       {"flash_attention 1x32x1024x1024x64", "flash_attention|1,32,1024,1024,64|fp16"},
+      {"flash_attention 2x16x1536x3072x128 gqa (held out)", "flash_attention|2,16,1536,3072,128|bf16|causal=0,kv_heads=4"},
+      {"flash_attention 4x32x16x8192x128 decode (held out)", "flash_attention|4,32,16,8192,128|fp16|kv_heads=8"},
   };
   return cases;
 }

@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <mutex>
+#include <queue>
 #include <set>
 
 #include "core/size_limits.h"
@@ -539,6 +541,30 @@ struct AttentionStep {
   std::vector<std::pair<int64_t, int64_t>> ub;
 };
 
+// The tasks as the dispatcher spreads them: each, in dispatch order, to the cluster that
+// frees first (the lowest-numbered on a tie), so that a causal kernel's order (heavy rows
+// first, or last) decides how long its busiest cluster runs.
+void spread_over_clusters(const std::vector<passes::AttentionTask>& tasks, int clusters, KernelSummary& out) {
+  struct Cluster {
+    int64_t steps = 0, tasks = 0;
+    int id = 0;
+    bool operator>(const Cluster& o) const { return steps != o.steps ? steps > o.steps : id > o.id; }
+  };
+  std::priority_queue<Cluster, std::vector<Cluster>, std::greater<>> free_first;
+  for (int c = 0; c < clusters; ++c) free_first.push({0, 0, c});
+  for (const passes::AttentionTask& task : tasks) {
+    Cluster c = free_first.top();
+    free_first.pop();
+    c.steps += task.blocks;
+    ++c.tasks;
+    free_first.push(c);
+  }
+  for (; !free_first.empty(); free_first.pop()) {
+    const Cluster& c = free_first.top();
+    if (c.steps >= out.busiest_cluster_steps) out.busiest_cluster_steps = c.steps, out.busiest_cluster_tasks = c.tasks;
+  }
+}
+
 void summarise_attention(const passes::Partition& p, const TiledKernel& k, const Target& t, int nbuffer,
                          const std::vector<GmTensor>& tensors, KernelSummary& out) {
   const passes::AttentionSpec& s = *p.kernels[k.spec].attention;
@@ -555,13 +581,15 @@ void summarise_attention(const passes::Partition& p, const TiledKernel& k, const
   out.cube_b = s.k;
   out.cube_out = a.splits > 1 ? a.first_extra_tensor : s.out;
   std::map<std::vector<int64_t>, std::pair<passes::AttentionTask, int64_t>> classes;
-  for (const passes::AttentionTask& task : passes::attention_tasks(s, a)) {
+  const std::vector<passes::AttentionTask> tasks = passes::attention_tasks(s, a);
+  for (const passes::AttentionTask& task : tasks) {
     auto& [first, n] = classes.try_emplace(passes::attention_block_key(s, a, task), task, 0).first->second;
     ++n;
     out.loop_steps += task.blocks;
     out.longest_task_steps = std::max(out.longest_task_steps, task.blocks);
     ++out.mix_tasks;
   }
+  spread_over_clusters(tasks, std::max(1, t.aic_cores), out);
   std::vector<int> slot_tensor;
   for (const TensorBinding& b : passes::attention_bindings(s, a, classes.begin()->second.first)) slot_tensor.push_back(b.tensor);
   std::map<std::vector<int64_t>, AttentionStep> steps;

@@ -80,6 +80,8 @@ struct KernelSummary {
   int64_t mix_tasks = 0;
   int64_t loop_steps = 0;
   int64_t longest_task_steps = 0;
+  // The cluster that runs longest as tasks are dispatched in order: its KV blocks and tasks.
+  int64_t busiest_cluster_steps = 0, busiest_cluster_tasks = 0;
   std::array<std::array<double, kNumPipes>, 2> handoff_bytes{};
   std::array<std::array<int64_t, kNumPipes>, 2> handoff_moves{};
   Shape attention_tiles;

@@ -329,13 +329,22 @@ struct CostModel::Impl {
     return run;
   }
 
+  // The row slices a vector unit cuts a block's softmax and update into: with two UB
+  // slots each, the slices' loads, vector work and stores overlap.
+  static double vector_slices(const KernelSummary& k, double units) {
+    const Shape& a = k.attention_tiles;  // q_tile ... v1_rows, v2_rows (analyze.h)
+    const double rows = std::ceil(static_cast<double>(a[0]) / units);
+    return std::max(2.0, std::ceil(rows / static_cast<double>(a[10])) + std::ceil(rows / static_cast<double>(a[11])));
+  }
+
   // A MIX kernel (flash_attention): per KV block a Cube stage (K/V/P in, QK and PV on
   // the Cube, S and O_j out) and a vector stage (S and O_j in, the softmax and the update,
   // P out), each its pipes overlapped over its sub-steps; with a preload (nbuffer >= 2)
   // the two stages overlap block by block, the faster one showing once per task (the
-  // pipeline's fill), else they alternate. Tasks of unequal length (causal) are spread
-  // over the clusters: the kernel takes the larger of an even share of all blocks (times
-  // the last wave's quantisation) and the longest task.
+  // pipeline's fill, after the chain of the first block's hand-offs), else they
+  // alternate but for the loads that run under the other side's work. The tasks go to
+  // the clusters as the dispatcher sends them (analyze: the busiest cluster's blocks and
+  // tasks), so that a causal kernel's order counts.
   TimeTerms mix_kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                             KernelEstimate* detail) const {
     const Target& t = target;
@@ -384,17 +393,28 @@ struct CostModel::Impl {
     for (const TimeTerms& p : vector_pipes) vector_step += p;
     if (nbuffer >= 2) {
       cube_step = overlapped(cube_pipes, substeps);
-      vector_step = overlapped(vector_pipes, 2.0);
+      vector_step = overlapped(vector_pipes, vector_slices(k, units));
     }
-    const TimeTerms block = nbuffer >= 2 ? max(cube_step, vector_step) : cube_step + vector_step;
-    const TimeTerms fill = nbuffer >= 2 ? cube_step + vector_step - block : TimeTerms{};
+    // One buffer: the stages alternate, but the Cube's loads of the next K and V blocks
+    // run under the vector stage, and a vector unit's loads of its next slice under the
+    // slice before (all but the first slice's).
+    const Shape& at = k.attention_tiles;
+    const double v1_slices = std::ceil(std::ceil(static_cast<double>(at[0]) / units) / static_cast<double>(at[10]));
+    const TimeTerms block =
+        nbuffer >= 2 ? max(cube_step, vector_step)
+                     : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices));
+    // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
+    // handed across once, and the output stored, one after another.
+    const double handoff_latency = direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency;
+    const TimeTerms chain = TimeTerms::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
+    const TimeTerms fill = (nbuffer >= 2 ? cube_step + vector_step - block : TimeTerms{}) + chain;
     const double clusters = static_cast<double>(t.aic_cores), tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));
     const double waves = std::ceil(tasks / clusters);
-    const double blocks_on_busiest =
-        std::max(steps / clusters * (waves * clusters / tasks), static_cast<double>(k.longest_task_steps));
-    const TimeTerms instr = TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) / tasks * waves / units);
-    const TimeTerms task = TimeTerms::term(c, Coef::Task, waves);
-    const TimeTerms cores = block * blocks_on_busiest + fill * waves + task + instr;
+    const double blocks_on_busiest = static_cast<double>(k.busiest_cluster_steps);
+    const double tasks_on_busiest = static_cast<double>(std::max<int64_t>(k.busiest_cluster_tasks, 1));
+    const TimeTerms instr = TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) / tasks * tasks_on_busiest / units);
+    const TimeTerms task = TimeTerms::term(c, Coef::Task, tasks_on_busiest);
+    const TimeTerms cores = block * blocks_on_busiest + fill * tasks_on_busiest + task + instr;
 
     const double cycles_per_gbps_byte = t.clock_mhz / 1000.0;
     const double hbm_bytes = cold + k.gm_write_bytes;

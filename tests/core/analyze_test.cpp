@@ -442,6 +442,38 @@ TEST(Analyze, InfeasibleConfigListsViolationsAndNoKernels) {
   EXPECT_EQ(s.violations[0].rule, "L0C capacity");
 }
 
+// The clusters' shares of a flash_attention kernel as the dispatcher sends tasks (each to
+// the cluster free first): never below an even share or the longest task, within list
+// scheduling's bound (an even share plus one task), and equal tasks in whole rounds.
+TEST(Analyze, FlashAttentionTasksSpreadOverTheClustersAsDispatched) {
+  const Target t = load_target("ascend910b1");
+  const OpDef& op = find_op("flash_attention");
+  std::mt19937 rng(31);
+  int checked = 0;
+  for (int trial = 0; trial < 200 && checked < 40; ++trial) {
+    Workload w{op.name, {pick(rng, {1, 2}), pick(rng, {8, 16, 32}), std::uniform_int_distribution<int64_t>(64, 2048)(rng),
+                         0, 64}, DType::F16, {}};
+    w.shape[3] = w.shape[2] * pick(rng, {1, 2});
+    w.attrs = {{"causal", pick(rng, {0, 1})}, {"kv_heads", pick(rng, {1, 2, 4})}, {"kv_dtype", static_cast<int64_t>(DType::F16)}};
+    const TensorGraph g = build_graph(w);
+    const TilingSummary s = analyze(g, pto::testing::random_attention_config(rng, w), t);
+    if (!s.feasible) continue;
+    const KernelSummary& k = s.kernels.front();
+    SCOPED_TRACE(w.key());
+    const double clusters = t.aic_cores, even = static_cast<double>(k.loop_steps) / clusters;
+    EXPECT_GE(k.busiest_cluster_steps, std::max<int64_t>(std::ceil(even), k.longest_task_steps));
+    EXPECT_LE(k.busiest_cluster_steps, even + k.longest_task_steps);
+    EXPECT_GE(k.busiest_cluster_tasks, 1);
+    EXPECT_LE(k.busiest_cluster_tasks, k.mix_tasks);
+    if (k.loop_steps == k.mix_tasks * k.longest_task_steps) {  // equal tasks
+      EXPECT_EQ(k.busiest_cluster_tasks, (k.mix_tasks + t.aic_cores - 1) / t.aic_cores);
+      EXPECT_EQ(k.busiest_cluster_steps, k.busiest_cluster_tasks * k.longest_task_steps);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 40);
+}
+
 TEST(Analyze, AnalyzerIsReusableAcrossConfigsAndFusionChoices) {
   const Target t = load_target("ascend910b1");
   const Workload w{"matmul_bias_gelu", {128, 64, 256}, DType::F16, {}};
