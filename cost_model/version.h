@@ -5,6 +5,8 @@
 
 namespace pto {
 
+// 0.4.8: the NPU model's flash_attention (MIX) kernel: tasks spread as dispatched, the
+// first block's hand-off chain per task, one buffer overlapping each side's loads;
 // 0.4.7: on an AVX-512 host, packing twice as fast and a vector row loop's call at 4
 // cycles, as runtime_steps_bench measured them on the AVX-512 machine (AVX2 unchanged);
 // 0.4.6: the host model's exp / log / tanh and erf / erfc rows at 17 and 75 cycles an
@@ -21,6 +23,6 @@ namespace pto {
 // the store beside the next load; n slots: compute waits for the store before it);
 // 0.4.2: the host model's run start per row of a vector tile narrower than its rows;
 // 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
-inline constexpr const char* kCostModelVersion = "0.4.7";
+inline constexpr const char* kCostModelVersion = "0.4.8";
 
 }  // namespace pto
