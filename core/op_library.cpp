@@ -99,17 +99,23 @@ TensorGraph build_matmul_bias_gelu(const Workload& w) {
   return finish(b, narrow(b, gelu_of(b, biased), w.dtype, "y"));
 }
 
-TensorGraph build_add(const Workload& w) {
+TensorGraph build_binary(const Workload& w, OpKind kind) {
   GraphBuilder b;
   const NodeId x = b.input("x", w.shape, w.dtype);
   const NodeId y = b.input("y", w.shape, w.dtype);
-  return finish(b, b.add(x, y, "z"));
+  return finish(b, b.binary(kind, x, y, "z"));
 }
+TensorGraph build_add(const Workload& w) { return build_binary(w, OpKind::Add); }
+TensorGraph build_mul(const Workload& w) { return build_binary(w, OpKind::Mul); }
 
-TensorGraph build_erfc(const Workload& w) {
+TensorGraph build_unary(const Workload& w, OpKind kind) {
   GraphBuilder b;
-  return finish(b, b.unary(OpKind::Erfc, b.input("x", w.shape, w.dtype), "y"));
+  return finish(b, b.unary(kind, b.input("x", w.shape, w.dtype), "y"));
 }
+TensorGraph build_erfc(const Workload& w) { return build_unary(w, OpKind::Erfc); }
+TensorGraph build_exp(const Workload& w) { return build_unary(w, OpKind::Exp); }
+TensorGraph build_log(const Workload& w) { return build_unary(w, OpKind::Log); }
+TensorGraph build_sqrt(const Workload& w) { return build_unary(w, OpKind::Sqrt); }
 
 TensorGraph build_gelu(const Workload& w) {
   GraphBuilder b;
@@ -123,6 +129,7 @@ TensorGraph build_reduce_last(const Workload& w, OpKind kind) {
 }
 TensorGraph build_sum(const Workload& w) { return build_reduce_last(w, OpKind::Sum); }
 TensorGraph build_amax(const Workload& w) { return build_reduce_last(w, OpKind::Amax); }
+TensorGraph build_amin(const Workload& w) { return build_reduce_last(w, OpKind::Amin); }
 
 TensorGraph build_softmax(const Workload& w) {
   GraphBuilder b;
@@ -310,6 +317,18 @@ std::vector<OpDef> make_library() {
       {"add", {"R", "C"}, "z = x + y", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
        build_add, [](const Workload&, const Inputs& in) -> Outputs { return {reference::add(in[0], in[1])}; },
        elementwise_hand_picked},
+      {"mul", {"R", "C"}, "z = x * y", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
+       build_mul, [](const Workload&, const Inputs& in) -> Outputs { return {reference::mul(in[0], in[1])}; },
+       elementwise_hand_picked},
+      {"exp", {"R", "C"}, "y = exp(x)", {}, float_types, build_exp,
+       [](const Workload&, const Inputs& in) -> Outputs { return {reference::exp(in[0])}; },
+       elementwise_hand_picked},
+      {"log", {"R", "C"}, "y = log(x), x > 0", {}, float_types, build_log,
+       [](const Workload&, const Inputs& in) -> Outputs { return {reference::log(in[0])}; },
+       elementwise_hand_picked},
+      {"sqrt", {"R", "C"}, "y = sqrt(x), x >= 0", {}, float_types, build_sqrt,
+       [](const Workload&, const Inputs& in) -> Outputs { return {reference::sqrt(in[0])}; },
+       elementwise_hand_picked},
       {"erfc", {"R", "C"}, "y = erfc(x)", {}, float_types, build_erfc,
        [](const Workload&, const Inputs& in) -> Outputs { return {reference::erfc(in[0])}; },
        elementwise_hand_picked},
@@ -321,6 +340,9 @@ std::vector<OpDef> make_library() {
        row_hand_picked},
       {"amax", {"R", "C"}, "y[R] = max of x[R,C] over C", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
        build_amax, [](const Workload&, const Inputs& in) -> Outputs { return {reference::amax_last(in[0])}; },
+       row_hand_picked},
+      {"amin", {"R", "C"}, "y[R] = min of x[R,C] over C", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
+       build_amin, [](const Workload&, const Inputs& in) -> Outputs { return {reference::amin_last(in[0])}; },
        row_hand_picked},
       {"softmax", {"R", "C"}, "softmax over C: exp(x - max) / sum, in fp32", {}, float_types, build_softmax,
        [](const Workload&, const Inputs& in) -> Outputs { return {reference::softmax(in[0])}; },

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <vector>
@@ -82,6 +83,14 @@ Values matmul_values(const HostTensor& a, const HostTensor& b, bool transpose_a,
 double gelu_of(double x) { return 0.5 * x * (1 + std::erf(x / std::numbers::sqrt2)); }
 
 template <typename F>
+HostTensor zip(const HostTensor& x, const HostTensor& y, F f) {
+  Values out = values(x);
+  const Values other = values(y);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = f(out[i], other[i]);
+  return rounded(x.shape(), x.dtype(), out);
+}
+
+template <typename F>
 HostTensor map(const HostTensor& x, F f) {
   Values v = values(x);
   for (double& e : v) e = f(e);
@@ -125,13 +134,11 @@ HostTensor matmul_bias_gelu(const HostTensor& a, const HostTensor& b, const Host
   return rounded(d.out_shape, a.dtype(), y);
 }
 
-HostTensor add(const HostTensor& x, const HostTensor& y) {
-  Values out = values(x);
-  const Values other = values(y);
-  for (size_t i = 0; i < out.size(); ++i) out[i] += other[i];
-  return rounded(x.shape(), x.dtype(), out);
-}
-
+HostTensor add(const HostTensor& x, const HostTensor& y) { return zip(x, y, std::plus<>()); }
+HostTensor mul(const HostTensor& x, const HostTensor& y) { return zip(x, y, std::multiplies<>()); }
+HostTensor exp(const HostTensor& x) { return map(x, [](double v) { return std::exp(v); }); }
+HostTensor log(const HostTensor& x) { return map(x, [](double v) { return std::log(v); }); }
+HostTensor sqrt(const HostTensor& x) { return map(x, [](double v) { return std::sqrt(v); }); }
 HostTensor erfc(const HostTensor& x) { return map(x, [](double v) { return std::erfc(v); }); }
 HostTensor gelu(const HostTensor& x) { return map(x, gelu_of); }
 
@@ -145,6 +152,12 @@ HostTensor sum_last(const HostTensor& x) {
 HostTensor amax_last(const HostTensor& x) {
   return per_row(x, without_last(x.shape()), 1, [](const double* in, double* out, int64_t cols) {
     *out = *std::max_element(in, in + cols);
+  });
+}
+
+HostTensor amin_last(const HostTensor& x) {
+  return per_row(x, without_last(x.shape()), 1, [](const double* in, double* out, int64_t cols) {
+    *out = *std::min_element(in, in + cols);
   });
 }
 

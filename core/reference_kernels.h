@@ -19,12 +19,17 @@ HostTensor matmul(const HostTensor& a, const HostTensor& b, bool transpose_a, bo
 HostTensor matmul_bias_gelu(const HostTensor& a, const HostTensor& b, const HostTensor& bias);
 
 HostTensor add(const HostTensor& x, const HostTensor& y);
+HostTensor mul(const HostTensor& x, const HostTensor& y);
+HostTensor exp(const HostTensor& x);
+HostTensor log(const HostTensor& x);
+HostTensor sqrt(const HostTensor& x);
 HostTensor erfc(const HostTensor& x);
 HostTensor gelu(const HostTensor& x);
 
 // Over the last dim of [R, C] -> [R].
 HostTensor sum_last(const HostTensor& x);
 HostTensor amax_last(const HostTensor& x);
+HostTensor amin_last(const HostTensor& x);
 // Row-wise over the last dim; gamma and beta are [C].
 HostTensor softmax(const HostTensor& x);
 HostTensor layernorm(const HostTensor& x, const HostTensor& gamma, const HostTensor& beta, double eps);

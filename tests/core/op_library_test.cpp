@@ -112,8 +112,9 @@ TEST(OpLibrary, RegistryIsWellFormed) {
     EXPECT_EQ(&find_op(op.name), &op);
     EXPECT_FALSE(op.dims.empty() || op.summary.empty() || op.dtypes.empty()) << op.name;
   }
-  for (const char* expected : {"matmul", "batch_matmul", "matmul_bias_gelu", "add", "erfc", "gelu", "sum",
-                               "amax", "softmax", "layernorm", "rmsnorm", "attention"})
+  for (const char* expected : {"matmul", "batch_matmul", "matmul_bias_gelu", "add", "mul", "exp", "log", "sqrt",
+                               "erfc", "gelu", "sum", "amax", "amin", "softmax", "layernorm", "rmsnorm", "attention",
+                               "flash_attention"})
     EXPECT_TRUE(names.count(expected)) << expected;
 }
 
