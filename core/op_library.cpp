@@ -301,6 +301,24 @@ std::vector<OpDef> make_library() {
     return {reference::matmul(in[0], in[1], flag(w, "transpose_a"), flag(w, "transpose_b"), out)};
   };
   auto matmul_pick = [](const Workload& w) { return matmul_hand_picked(w.dtype, w.shape[w.shape.size() - 3]); };
+  const std::vector<DType> every_type = {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8};
+  // [R, C] elementwise ops, y = f(x) or z = f(x, y), and reductions over C.
+  using Unary = HostTensor (*)(const HostTensor&);
+  using Binary = HostTensor (*)(const HostTensor&, const HostTensor&);
+  auto unary = [&](const char* name, const char* summary, TensorGraph (*build)(const Workload&), Unary ref) {
+    return OpDef{name, {"R", "C"}, summary, {}, float_types, build,
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, elementwise_hand_picked};
+  };
+  auto binary = [&](const char* name, const char* summary, TensorGraph (*build)(const Workload&), Binary ref) {
+    return OpDef{name, {"R", "C"}, summary, {}, every_type, build,
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0], in[1])}; },
+                 elementwise_hand_picked};
+  };
+  auto row_reduce = [&](const char* name, const char* summary, std::vector<DType> types,
+                        TensorGraph (*build)(const Workload&), Unary ref) {
+    return OpDef{name, {"R", "C"}, summary, {}, std::move(types), build,
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, row_hand_picked};
+  };
   return {
       {"matmul", {"M", "K", "N"}, "C[M,N] = A[M,K] x B[K,N] (Cube, fp32 accumulation)",
        {"transpose_a", "transpose_b"}, matmul_types, build_matmul, matmul_ref, matmul_pick},
@@ -314,36 +332,17 @@ std::vector<OpDef> make_library() {
          t.vec = elementwise_vec();
          return t;
        }},
-      {"add", {"R", "C"}, "z = x + y", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
-       build_add, [](const Workload&, const Inputs& in) -> Outputs { return {reference::add(in[0], in[1])}; },
-       elementwise_hand_picked},
-      {"mul", {"R", "C"}, "z = x * y", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
-       build_mul, [](const Workload&, const Inputs& in) -> Outputs { return {reference::mul(in[0], in[1])}; },
-       elementwise_hand_picked},
-      {"exp", {"R", "C"}, "y = exp(x)", {}, float_types, build_exp,
-       [](const Workload&, const Inputs& in) -> Outputs { return {reference::exp(in[0])}; },
-       elementwise_hand_picked},
-      {"log", {"R", "C"}, "y = log(x), x > 0", {}, float_types, build_log,
-       [](const Workload&, const Inputs& in) -> Outputs { return {reference::log(in[0])}; },
-       elementwise_hand_picked},
-      {"sqrt", {"R", "C"}, "y = sqrt(x), x >= 0", {}, float_types, build_sqrt,
-       [](const Workload&, const Inputs& in) -> Outputs { return {reference::sqrt(in[0])}; },
-       elementwise_hand_picked},
-      {"erfc", {"R", "C"}, "y = erfc(x)", {}, float_types, build_erfc,
-       [](const Workload&, const Inputs& in) -> Outputs { return {reference::erfc(in[0])}; },
-       elementwise_hand_picked},
-      {"gelu", {"R", "C"}, "y = 0.5 x (1 + erf(x / sqrt 2)), in fp32", {}, float_types, build_gelu,
-       [](const Workload&, const Inputs& in) -> Outputs { return {reference::gelu(in[0])}; },
-       elementwise_hand_picked},
-      {"sum", {"R", "C"}, "y[R] = sum of x[R,C] over C", {}, {DType::F16, DType::BF16, DType::F32, DType::I32},
-       build_sum, [](const Workload&, const Inputs& in) -> Outputs { return {reference::sum_last(in[0])}; },
-       row_hand_picked},
-      {"amax", {"R", "C"}, "y[R] = max of x[R,C] over C", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
-       build_amax, [](const Workload&, const Inputs& in) -> Outputs { return {reference::amax_last(in[0])}; },
-       row_hand_picked},
-      {"amin", {"R", "C"}, "y[R] = min of x[R,C] over C", {}, {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I8},
-       build_amin, [](const Workload&, const Inputs& in) -> Outputs { return {reference::amin_last(in[0])}; },
-       row_hand_picked},
+      binary("add", "z = x + y", build_add, reference::add),
+      binary("mul", "z = x * y", build_mul, reference::mul),
+      unary("exp", "y = exp(x)", build_exp, reference::exp),
+      unary("log", "y = log(x), x > 0", build_log, reference::log),
+      unary("sqrt", "y = sqrt(x), x >= 0", build_sqrt, reference::sqrt),
+      unary("erfc", "y = erfc(x)", build_erfc, reference::erfc),
+      unary("gelu", "y = 0.5 x (1 + erf(x / sqrt 2)), in fp32", build_gelu, reference::gelu),
+      row_reduce("sum", "y[R] = sum of x[R,C] over C", {DType::F16, DType::BF16, DType::F32, DType::I32}, build_sum,
+                 reference::sum_last),
+      row_reduce("amax", "y[R] = max of x[R,C] over C", every_type, build_amax, reference::amax_last),
+      row_reduce("amin", "y[R] = min of x[R,C] over C", every_type, build_amin, reference::amin_last),
       {"softmax", {"R", "C"}, "softmax over C: exp(x - max) / sum, in fp32", {}, float_types, build_softmax,
        [](const Workload&, const Inputs& in) -> Outputs { return {reference::softmax(in[0])}; },
        row_hand_picked},
