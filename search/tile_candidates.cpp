@@ -157,6 +157,18 @@ std::optional<AttentionExtents> attention_extents(const TensorGraph& graph) {
   return std::nullopt;
 }
 
+// The smallest KV split (2..16) whose tasks fill whole waves of the clusters, where the
+// unsplit tasks leave the last wave part-empty (64 decode tasks on 24 clusters: 3); 1
+// when they already fill it or no split up to 16 does.
+namespace {
+int64_t wave_balancing_split(int64_t tasks, int64_t clusters) {
+  if (tasks % clusters == 0) return 1;
+  for (int64_t sp = 2; sp <= 16; ++sp)
+    if (tasks * sp % clusters == 0) return sp;
+  return 1;
+}
+}  // namespace
+
 std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e, int clusters) {
   std::vector<int64_t> q_tiles, kv_tiles, splits = {1};
   for (int64_t q : {16, 32, 64, 96, 128, 192, 256})
@@ -172,6 +184,9 @@ std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e,
     const int64_t tasks = e.heads * ceil_div(e.rows, q);
     std::vector<int64_t> qs_splits = {1};
     for (int64_t sp = 2; sp <= 16 && tasks < 2 * clusters; sp *= 2) qs_splits.push_back(sp);
+    if (const int64_t sp = wave_balancing_split(tasks, clusters); sp > 1 &&
+        std::find(qs_splits.begin(), qs_splits.end(), sp) == qs_splits.end())
+      qs_splits.push_back(sp);
     for (int64_t kv : kv_tiles)
       for (int64_t sp : qs_splits)
         for (TaskOrder o : orders)

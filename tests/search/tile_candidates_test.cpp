@@ -110,6 +110,31 @@ TEST(L2GroupCandidates, OneWaveOfTheCoreGridEach) {
   EXPECT_NE(std::find(groups.begin(), groups.end(), std::make_pair<int64_t, int64_t>(6, 4)), groups.end());
 }
 
+// Decode's tasks rarely fill whole waves (8 x 8 KV heads = 64 on 24 clusters): the space
+// offers the smallest KV split that does (3: 192 tasks, 8 waves), and only such a one.
+TEST(AttentionTileCandidates, OfferTheSplitThatFillsWholeWaves) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t heads = std::uniform_int_distribution<int64_t>(1, 128)(rng);
+    const int clusters = std::uniform_int_distribution<int>(1, 40)(rng);
+    const AttentionExtents e{4, 32768, 128, heads, false};  // one Q block of 4 rows per head
+    std::set<int64_t> splits;
+    for (const AttentionTiles& a : attention_tile_candidates(e, clusters)) splits.insert(a.kv_split);
+    for (int64_t sp : splits) {
+      const bool power_of_two = (sp & (sp - 1)) == 0;
+      const bool whole_waves = heads * sp % clusters == 0;
+      EXPECT_TRUE(sp == 1 || (power_of_two && heads < 2 * clusters) || whole_waves) << heads << " on " << clusters << ": " << sp;
+    }
+    int64_t fills = 0;  // the smallest split up to 16 that fills whole waves
+    for (int64_t sp = 1; sp <= 16 && fills == 0; ++sp)
+      if (heads * sp % clusters == 0) fills = sp;
+    if (fills > 0) EXPECT_TRUE(splits.count(fills)) << heads << " on " << clusters << ": no split of " << fills;
+  }
+  std::set<int64_t> decode;
+  for (const AttentionTiles& a : attention_tile_candidates({4, 32768, 128, 64, false}, 24)) decode.insert(a.kv_split);
+  EXPECT_EQ(decode, (std::set<int64_t>{1, 3}));
+}
+
 TEST(GraphExtents, ReadOffTheOpLibraryGraphs) {
   const TensorGraph attention = build_graph(Workload::parse_key("attention|2,3,40,24|fp16"));
   const auto mm = matmul_extents(attention);
