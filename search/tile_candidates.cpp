@@ -159,10 +159,12 @@ std::optional<AttentionExtents> attention_extents(const TensorGraph& graph) {
 
 // The smallest KV split (2..16) whose tasks fill whole waves of the clusters, where the
 // unsplit tasks leave the last wave part-empty (64 decode tasks on 24 clusters: 3); 1
-// when they already fill it or no split up to 16 does.
+// when they already fill it, when they run in more than 8 waves (the empty part is then
+// under an eighth of the time, less than a split's combine costs), or when no split up
+// to 16 fills it.
 namespace {
 int64_t wave_balancing_split(int64_t tasks, int64_t clusters) {
-  if (tasks % clusters == 0) return 1;
+  if (tasks % clusters == 0 || tasks > 8 * clusters) return 1;
   for (int64_t sp = 2; sp <= 16; ++sp)
     if (tasks * sp % clusters == 0) return sp;
   return 1;
