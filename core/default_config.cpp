@@ -30,7 +30,7 @@ struct GraphExtents {
   std::vector<const passes::VectorBody*> bodies;  // every vector body (epilogues included)
   // flash_attention's smallest KV block: an int8 cache dequantizes whole 128-token scale
   // blocks (attention_tiling.cpp, rule "attention int8 block").
-  int64_t kv_floor = 16;
+  int64_t attention_kv_floor = 16;
 };
 
 GraphExtents extents_of(const passes::Partition& p) {
@@ -45,7 +45,7 @@ GraphExtents extents_of(const passes::Partition& p) {
     }
     if (!k.body.empty()) e.bodies.push_back(&k.body);
     if (k.attention && k.attention->quantized())
-      e.kv_floor = std::min(kKvQuantBlock, k.attention->skv);
+      e.attention_kv_floor = std::min(kKvQuantBlock, k.attention->skv);
   }
   return e;
 }
@@ -251,7 +251,7 @@ void grow_attention_into_limits(TileConfig& c, const Analyzer& analyzer) {
 }
 
 bool shrink(TileConfig& c, const std::vector<Violation>& v, const GraphExtents& e) {
-  if (c.attention) return shrink_attention(c, v, e.kv_floor);
+  if (c.attention) return shrink_attention(c, v, e.attention_kv_floor);
   if (fix_structure(c, v, e)) return true;
   if (c.cube) {
     const int64_t a = e.align;

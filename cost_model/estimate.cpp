@@ -329,12 +329,10 @@ struct CostModel::Impl {
     return run;
   }
 
-  // The row slices a vector unit cuts a block's softmax and update into: with two UB
-  // slots each, the slices' loads, vector work and stores overlap.
-  static double vector_slices(const KernelSummary& k, double units) {
+  // The row slices a vector unit cuts a block's softmax (v1) or update (v2) into.
+  static double unit_slices(const KernelSummary& k, double units, bool softmax) {
     const Shape& a = k.attention_tiles;  // q_tile ... v1_rows, v2_rows (analyze.h)
-    const double rows = std::ceil(static_cast<double>(a[0]) / units);
-    return std::max(2.0, std::ceil(rows / static_cast<double>(a[10])) + std::ceil(rows / static_cast<double>(a[11])));
+    return std::ceil(std::ceil(static_cast<double>(a[0]) / units) / static_cast<double>(softmax ? a[10] : a[11]));
   }
 
   // A MIX kernel (flash_attention): per KV block a Cube stage (K/V/P in, QK and PV on
@@ -393,13 +391,13 @@ struct CostModel::Impl {
     for (const TimeTerms& p : vector_pipes) vector_step += p;
     if (nbuffer >= 2) {
       cube_step = overlapped(cube_pipes, substeps);
-      vector_step = overlapped(vector_pipes, vector_slices(k, units));
+      // With two UB slots each, the slices' loads, vector work and stores overlap.
+      vector_step = overlapped(vector_pipes, std::max(2.0, unit_slices(k, units, true) + unit_slices(k, units, false)));
     }
     // One buffer: the stages alternate, but the Cube's loads of the next K and V blocks
     // run under the vector stage, and a vector unit's loads of its next slice under the
     // slice before (all but the first slice's).
-    const Shape& at = k.attention_tiles;
-    const double v1_slices = std::ceil(std::ceil(static_cast<double>(at[0]) / units) / static_cast<double>(at[10]));
+    const double v1_slices = unit_slices(k, units, true);
     const TimeTerms block =
         nbuffer >= 2 ? max(cube_step, vector_step)
                      : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices));

@@ -150,23 +150,35 @@ class Tiler {
   // largest 16-token multiple that does (a 128 x 256 head of fp32 needs the chunks).
   void add_dequant(int u, int64_t share, int64_t d, int n) {
     if (a_.dq_rows == 0) a_.dq_rows = dequant_rows(share, d, n, tops_[{static_cast<int>(MemLevel::UB), u}]);
-    const int64_t tokens = a_.dq_rows;
-    for (const char* x : {"k", "v"}) {
-      const std::string name(x);
-      add(name + "q.ub", MemLevel::UB, u, DType::I8, {tokens, d}, Layout::RowMajor, n);
-      add(name + "s.ub", MemLevel::UB, u, DType::F32, {1, dequant_scales(tokens)}, Layout::RowMajor, n);
-      add(name + "h.ub", MemLevel::UB, u, s_.in, {tokens, d}, Layout::RowMajor, n);
-    }
-    add("dq.ub", MemLevel::UB, u, DType::F32, {tokens, d});
+    for (const DequantBuffer& b : dequant_buffers(a_.dq_rows, d, n))
+      add(b.name, MemLevel::UB, u, b.dtype, b.shape, Layout::RowMajor, b.slots);
   }
 
-  static int64_t dequant_scales(int64_t tokens) { return ceil_div(tokens, kKvQuantBlock) + 1; }  // may straddle
+  struct DequantBuffer {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    int slots;
+  };
+  // A unit's buffers for chunks of `tokens`: K's and V's int8 rows, scales (a chunk may
+  // straddle a scale block) and rows in q's dtype, n slots each, and one fp32 scratch.
+  std::vector<DequantBuffer> dequant_buffers(int64_t tokens, int64_t d, int n) const {
+    std::vector<DequantBuffer> out;
+    for (const std::string x : {"k", "v"}) {
+      out.push_back({x + "q.ub", DType::I8, {tokens, d}, n});
+      out.push_back({x + "s.ub", DType::F32, {1, ceil_div(tokens, kKvQuantBlock) + 1}, n});
+      out.push_back({x + "h.ub", s_.in, {tokens, d}, n});
+    }
+    out.push_back({"dq.ub", DType::F32, {tokens, d}, 1});
+    return out;
+  }
 
   int64_t dequant_rows(int64_t share, int64_t d, int n, int64_t used) const {
     auto bytes = [&](int64_t tokens) {
-      auto ub = [&](DType t, Shape shape) { return align_up(bytes_of(MemLevel::UB, t, std::move(shape)), t_.align_bytes); };
-      const int64_t slot = ub(DType::I8, {tokens, d}) + ub(DType::F32, {1, dequant_scales(tokens)}) + ub(s_.in, {tokens, d});
-      return 2 * n * slot + ub(DType::F32, {tokens, d});
+      int64_t total = 0;
+      for (const DequantBuffer& b : dequant_buffers(tokens, d, n))
+        total += b.slots * align_up(bytes_of(MemLevel::UB, b.dtype, b.shape), t_.align_bytes);
+      return total;
     };
     int64_t tokens = share;
     while (tokens > 16 && used + bytes(tokens) > t_.ub) tokens = align_up(ceil_div(tokens, 2), 16);

@@ -32,8 +32,11 @@ enum Purpose {
   kKqInFree, kKqLoaded, kKqOutFree, kKqCast, kKqReady, kKqFree,
   kVqInFree, kVqLoaded, kVqOutFree, kVqCast, kVqReady, kVqFree,
 };
-constexpr int kDequantPurposes = kVqInFree - kKqInFree;  // V's purpose = K's + this
 int event(Purpose p, int64_t slot = 0) { return static_cast<int>(p) * 8 + static_cast<int>(slot); }
+// The event of an int8 hand-off named by K's purpose: K's (key), else V's counterpart.
+int dequant_event(Purpose k_purpose, bool key, int64_t slot) {
+  return event(key ? k_purpose : static_cast<Purpose>(k_purpose + (kVqInFree - kKqInFree)), slot);
+}
 
 constexpr double kFiniteFloor = -3.0e38;  // a row max never below this: exp(-inf - m) stays 0, never NaN
 
@@ -308,8 +311,6 @@ int64_t AttentionEmitter::dequant_chunks_before(int vu, int64_t j) const { retur
 // transposed to [D, w]) on a direct target, else the workspace, from which the Cube moves
 // it into L1. The UB slots turn over by chunk, the destination by block.
 void AttentionEmitter::dequant(int64_t j, bool key) {
-  const int shift = key ? 0 : kDequantPurposes;
-  const Pipe cube_reader = a_.direct ? Pipe::MTE1 : Pipe::MTE2;
   const int64_t slot = j % a_.nbuffer;
   for (int vu = 1; vu <= a_.units; ++vu) {
     int64_t t0 = 0;
@@ -319,10 +320,10 @@ void AttentionEmitter::dequant(int64_t j, bool key) {
     int64_t chunk = dequant_chunks_before(vu, j);
     for (int64_t a = t0; a < t0 + cnt; a += a_.dq_rows, ++chunk) {
       if (a == t0 && dequant_reuses(vu, j))  // the first chunk waits for the destination
-        flag(Opcode::WAIT_FLAG, u, cube_reader, Pipe::MTE3, event(static_cast<Purpose>(kKqFree + shift), slot), 0);
+        flag(Opcode::WAIT_FLAG, u, dequantized_reader(), Pipe::MTE3, dequant_event(kKqFree, key, slot), 0);
       dequant_chunk(vu, j, key, chunk, a, std::min(a_.dq_rows, t0 + cnt - a));
     }
-    flag(Opcode::SET_FLAG, u, Pipe::MTE3, cube_reader, event(static_cast<Purpose>(kKqReady + shift), slot), 0);
+    flag(Opcode::SET_FLAG, u, Pipe::MTE3, dequantized_reader(), dequant_event(kKqReady, key, slot), 0);
   }
 }
 
@@ -331,8 +332,7 @@ void AttentionEmitter::dequant_chunk(int vu, int64_t j, bool key, int64_t chunk,
   const int64_t n = a_.nbuffer, slot = chunk % n, d = s_.dim, first = j * a_.kv_tile + a;
   const int64_t total = dequant_chunks_before(vu, task_.blocks - 1) + dequant_chunks(vu, task_.blocks - 1);
   const bool reuses = chunk >= n, released = chunk + n < total;
-  const int shift = key ? 0 : kDequantPurposes;
-  auto ev = [&](Purpose p) { return event(static_cast<Purpose>(p + shift), slot); };
+  auto ev = [&](Purpose p) { return dequant_event(p, key, slot); };
   const std::string x = key ? "k" : "v";
   const int u = a_.vector_unit(vu);
   const int64_t g0 = first / kKvQuantBlock, g1 = (first + cnt - 1) / kKvQuantBlock;
@@ -382,12 +382,9 @@ void AttentionEmitter::dequant_chunk(int vu, int64_t j, bool key, int64_t chunk,
 // block into L1 itself (K transposed), and the WS slot is free again.
 void AttentionEmitter::cube_takes_dequantized(int64_t j, bool key) {
   const int64_t n = a_.nbuffer, slot = j % n, w = width(j);
-  const int shift = key ? 0 : kDequantPurposes;
-  const Pipe reader = a_.direct ? Pipe::MTE1 : Pipe::MTE2;
   for (int vu = 1; vu <= a_.units; ++vu)
     if (dequant_tokens(vu, j) > 0)
-      flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, reader, event(static_cast<Purpose>(kKqReady + shift), slot),
-           a_.vector_unit(vu));
+      flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, dequantized_reader(), dequant_event(kKqReady, key, slot), a_.vector_unit(vu));
   if (a_.direct) return;
   Instr move;
   move.op = Opcode::TMOV;
@@ -403,13 +400,15 @@ void AttentionEmitter::cube_takes_dequantized(int64_t j, bool key) {
 // The destination of unit shares of block j free for block j + n: after the Cube's move out
 // of WS, or (direct) after the matmul that read the L1 buffer.
 void AttentionEmitter::cube_releases_dequantized(int64_t j, bool key) {
-  const int shift = key ? 0 : kDequantPurposes;
-  const Pipe reader = a_.direct ? Pipe::MTE1 : Pipe::MTE2;
   for (int vu = 1; vu <= a_.units; ++vu)
     if (dequant_released(vu, j))
-      flag(Opcode::SET_FLAG, 0, reader, Pipe::MTE3, event(static_cast<Purpose>(kKqFree + shift), j % a_.nbuffer),
+      flag(Opcode::SET_FLAG, 0, dequantized_reader(), Pipe::MTE3, dequant_event(kKqFree, key, j % a_.nbuffer),
            a_.vector_unit(vu));
 }
+
+// The Cube's pipe that reads a dequantized block: MTE1 out of L1 (direct), else MTE2 out
+// of the workspace.
+Pipe AttentionEmitter::dequantized_reader() const { return a_.direct ? Pipe::MTE1 : Pipe::MTE2; }
 
 // The Cube's MTE2 writes the K and V blocks into L1 (from GM, or int8 through WS); else
 // the vector units' dequantization does.

@@ -110,6 +110,7 @@ class AttentionEmitter {
   void dequant_chunk(int vu, int64_t j, bool key, int64_t chunk, int64_t a, int64_t cnt);
   void cube_takes_dequantized(int64_t j, bool key);
   void cube_releases_dequantized(int64_t j, bool key);
+  Pipe dequantized_reader() const;
   bool cube_loads_kv() const;
   void kv_block_into_l1(int64_t j, bool key);
   void qk(int64_t j, int64_t& step, int64_t& tile);

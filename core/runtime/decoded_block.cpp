@@ -224,12 +224,12 @@ class Decoder {
           check_panel_window(i, s.dst);
           s.kind = d.l0_view ? StepKind::MovView : StepKind::MovPanels;
           s.clear_first = at_origin(s.dst) && !covers_all(d, s.dst);
-          if (in.transpose && !a.panel_width) {  // a row-major [.., r, c] block into [.., c, r] panels
-            align_to(s.a, s.a.extent, Match::SameElements, i);
-            swap_last_two(s.a.extent);
-            swap_last_two(s.a.strides);
-          } else if (!a.panel_width) {
-            align_to(s.a, s.dst.extent, Match::SameElements, i);
+          if (!a.panel_width) {
+            align_to(s.a, in.transpose ? s.a.extent : s.dst.extent, Match::SameElements, i);
+            if (in.transpose) {  // a row-major [.., r, c] block into [.., c, r] panels
+              swap_last_two(s.a.extent);
+              swap_last_two(s.a.strides);
+            }
           }
           return push(s, i);
         }

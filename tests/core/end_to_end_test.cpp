@@ -134,14 +134,12 @@ struct Outcome {
   int random_configs = 0;
 };
 
-void check_case(const OpDef& op, DType dtype, const Target& target, Rng& rng, Outcome& outcome) {
-  const Workload w = random_workload(op, dtype, rng);
-  const TensorGraph g = build_graph(w);
-  const TileConfig config = feasible_config(g, w, target, rng);
-  std::ostringstream what;
-  what << w.key() << " on " << target.name << " with " << config.to_string();
-  SCOPED_TRACE(what.str());
+// Compiles w with `config` (into *program when given), runs the program on the CPU and
+// compares it with the op's reference.
+void expect_matches_reference(const OpDef& op, const Workload& w, const TensorGraph& g, const TileConfig& config,
+                              const Target& target, Rng& rng, Program* program = nullptr) {
   const Compiled compiled = compile(g, config, target);
+  if (program) *program = compiled.program;
   const std::vector<HostTensor> inputs = random_inputs(g, rng());
   const std::vector<HostTensor> want = op.reference(w, inputs);
   CpuExecutor exec(compiled.program, ExecOptions{static_cast<int>(uniform(rng, 1, 2))});
@@ -157,6 +155,16 @@ void check_case(const OpDef& op, DType dtype, const Target& target, Rng& rng, Ou
     EXPECT_TRUE(all_close(got[i], want[i], accumulation(w)))
         << "output " << i << ": max diff " << max_abs_diff(got[i], want[i]);
   }
+}
+
+void check_case(const OpDef& op, DType dtype, const Target& target, Rng& rng, Outcome& outcome) {
+  const Workload w = random_workload(op, dtype, rng);
+  const TensorGraph g = build_graph(w);
+  const TileConfig config = feasible_config(g, w, target, rng);
+  std::ostringstream what;
+  what << w.key() << " on " << target.name << " with " << config.to_string();
+  SCOPED_TRACE(what.str());
+  expect_matches_reference(op, w, g, config, target, rng);
   ++outcome.cases;
   if (!(config == default_config(w, g, target))) ++outcome.random_configs;
 }
@@ -210,14 +218,10 @@ TEST(EndToEndInt8Kv, WideHeadsDequantizeInChunksAndMatchTheReference) {
       w.attrs = {{"causal", static_cast<int64_t>(rng() % 2)}, {"kv_heads", 1}, {"kv_dtype", static_cast<int64_t>(DType::I8)}};
       SCOPED_TRACE(w.key() + " on " + target.name);
       const TensorGraph g = build_graph(w);
-      const Compiled compiled = compile(g, default_config(w, g, target), target);
-      EXPECT_LT(dequant_rows(compiled.program), kKvQuantBlock / 2) << "a share dequantized whole: no chunks";
-      const std::vector<HostTensor> inputs = random_inputs(g, rng());
-      const std::vector<HostTensor> want = op.reference(w, inputs);
-      CpuExecutor exec(compiled.program, ExecOptions{2});
-      exec.execute(inputs);
-      const std::vector<HostTensor> got = exec.outputs();
-      EXPECT_TRUE(all_close(got[0], want[0], accumulation(w))) << "max diff " << max_abs_diff(got[0], want[0]);
+      Program program;
+      expect_matches_reference(op, w, g, default_config(w, g, target), target, rng, &program);
+      if (::testing::Test::HasFatalFailure()) return;
+      EXPECT_LT(dequant_rows(program), kKvQuantBlock / 2) << "a share dequantized whole: no chunks";
     }
   }
 }
