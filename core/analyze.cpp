@@ -111,7 +111,7 @@ Fractal fractal_of(const Target& t, DType in) {
 
 class KernelCounter {
  public:
-  KernelCounter(const Target& t, int nbuffer, KernelSummary& out) : t_(t), nbuffer_(nbuffer), out_(out) {}
+  KernelCounter(const Target& t, KernelSummary& out) : t_(t), out_(out) {}
 
   // `count` vector tasks of tile extents `ext`.
   void vector_tasks(const VectorBody& body, const Shape& ext, int64_t count, int workspace_tensor) {
@@ -168,7 +168,6 @@ class KernelCounter {
 
   // `count` Cube tasks of an [m, n] tile over a K range of k.
   void cube_tasks(const CubeSpec& s, const CubeTiling& ct, int64_t m, int64_t n, int64_t k, int64_t count) {
-    const int64_t nb = nbuffer_;
     const int64_t steps = ceil_div(k, ct.k_step);
     const int64_t last = k - (steps - 1) * ct.k_step;
     const int64_t loads_a = ceil_div(steps, ct.ra), loads_b = ceil_div(steps, ct.rb);
@@ -176,9 +175,9 @@ class KernelCounter {
     const int64_t kk = (steps - 1) * ceil_div(ct.k_step, ct.kL0) + ceil_div(last, ct.kL0);
     const int64_t j = mi * ni * kk;
     // Per task: the TLOADs, each TMATMUL with its two TMOVs, one TSTORE, and the flags
-    // that order them (SET + WAIT per hand-off; buffer reuse past nbuffer slots).
-    const int64_t flags = 2 * std::max<int64_t>(0, loads_a - nb) + 2 * std::max<int64_t>(0, loads_b - nb) +
-                          2 * steps + 2 * j + 2 * std::max<int64_t>(0, j - nb) + 2;
+    // that order them (SET + WAIT per hand-off; buffer reuse past a level's slots).
+    const int64_t flags = 2 * std::max<int64_t>(0, loads_a - ct.a_slots) + 2 * std::max<int64_t>(0, loads_b - ct.b_slots) +
+                          2 * steps + 2 * j + 2 * std::max<int64_t>(0, j - ct.l0_slots) + 2;
     const int64_t per_task = loads_a + loads_b + 3 * j + 1 + flags;
     const int64_t in = dtype_size(s.in), out = dtype_size(s.out);
     const Fractal f = fractal_of(t_, s.in);
@@ -290,7 +289,6 @@ class KernelCounter {
   }
 
   const Target& t_;
-  int nbuffer_;
   KernelSummary& out_;
   const std::vector<GmTensor>* tensors_ = nullptr;
 
@@ -312,7 +310,8 @@ bool stream_slot_used(const passes::VecTiling& v, const VectorBody& body, int va
   return false;
 }
 
-void fill_footprint(const TiledKernel& k, int nbuffer, KernelSummary& out) {
+void fill_footprint(const TiledKernel& k, KernelSummary& out) {
+  const int nbuffer = k.nbuffer;
   for (int l = 0; l < passes::kNumLevels; ++l)
     if (k.footprint[l] > 0) out.footprint[static_cast<MemLevel>(l)] = k.footprint[l];
   std::vector<std::pair<int64_t, int64_t>> named;  // all that the instructions name
@@ -346,10 +345,10 @@ bool loads_clear_of_stores(const TiledKernel& k) {
 
 // `count` streamed tasks of tile extents `ext`: the prologue, each pass's classes of
 // chunks, what runs between passes and the epilogue, emitted and tallied.
-void count_stream_tasks(const TiledKernel& k, const Shape& ext, int64_t count, int nbuffer,
-                        const std::vector<int>& slot_tensor, KernelCounter& counter) {
+void count_stream_tasks(const TiledKernel& k, const Shape& ext, int64_t count, const std::vector<int>& slot_tensor,
+                        KernelCounter& counter) {
   BlockProgram scratch;
-  passes::StreamEmitter emit(*k.body, k.vec, ext, nbuffer, scratch);
+  passes::StreamEmitter emit(*k.body, k.vec, ext, k.nbuffer, scratch);
   auto tally = [&](int64_t times) {
     counter.instructions(scratch, 0, slot_tensor, times);
     scratch.instrs.clear();
@@ -368,7 +367,7 @@ void count_stream_tasks(const TiledKernel& k, const Shape& ext, int64_t count, i
   tally(count);
 }
 
-void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummary& out, int nbuffer,
+void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummary& out,
                       const std::vector<GmTensor>& tensors) {
   const std::vector<DimSplit>& dims = k.vec.dims;
   const size_t rank = dims.size();
@@ -402,7 +401,7 @@ void summarise_vector(const TiledKernel& k, KernelCounter& counter, KernelSummar
       count *= classes[d].count[pick[d]];
     }
     if (k.vec.stream) {
-      count_stream_tasks(k, ext, count, nbuffer, slot_tensor, counter);
+      count_stream_tasks(k, ext, count, slot_tensor, counter);
     } else {
       counter.vector_tasks(*k.body, ext, count, -1);
     }
@@ -565,7 +564,7 @@ void spread_over_clusters(const std::vector<passes::AttentionTask>& tasks, int c
   }
 }
 
-void summarise_attention(const passes::Partition& p, const TiledKernel& k, const Target& t, int nbuffer,
+void summarise_attention(const passes::Partition& p, const TiledKernel& k, const Target& t,
                          const std::vector<GmTensor>& tensors, KernelSummary& out) {
   const passes::AttentionSpec& s = *p.kernels[k.spec].attention;
   const passes::AttentionTiling& a = *k.attention;
@@ -598,7 +597,7 @@ void summarise_attention(const passes::Partition& p, const TiledKernel& k, const
     const auto& [task, n] = group;
     passes::AttentionEmitter emit(s, a, task, scratch);
     auto tally_into = [&](KernelSummary& into, int64_t times) {
-      KernelCounter counter(t, nbuffer, into);
+      KernelCounter counter(t, into);
       counter.set_tensors(tensors);
       counter.instructions(scratch, 0, slot_tensor, times);
     };
@@ -694,7 +693,7 @@ struct Analyzer::Impl {
     const std::lock_guard<std::mutex> lock(mutex);
     for (const auto& [key, p] : fused)
       if (key == fusion) return p;
-    auto p = std::make_shared<const passes::Partition>(passes::partition_graph(graph, fusion));
+    auto p = std::make_shared<const passes::Partition>(passes::partition_graph(graph, fusion, target.cv_fusion()));
     fused.emplace_back(fusion, p);
     return p;
   }
@@ -722,16 +721,17 @@ struct Analyzer::Impl {
       ks.kernel = static_cast<int>(i);
       if (k.kind != passes::KernelKind::Zero && k.kind != passes::KernelKind::Combine) ks.nodes = p->kernels[k.spec].nodes;
       ks.after = k.after;
-      fill_footprint(k, rc.nbuffer, ks);
+      ks.nbuffer = k.nbuffer;
+      fill_footprint(k, ks);
       ks.loads_clear_of_stores = loads_clear_of_stores(k);
-      KernelCounter counter(target, rc.nbuffer, ks);
+      KernelCounter counter(target, ks);
       counter.set_tensors(*tensors);
       if (k.kind == passes::KernelKind::Cube) {
         summarise_cube(*p, k, counter, ks);
       } else if (k.kind == passes::KernelKind::Attention) {
-        summarise_attention(*p, k, target, rc.nbuffer, *tensors, ks);
+        summarise_attention(*p, k, target, *tensors, ks);
       } else {
-        summarise_vector(k, counter, ks, rc.nbuffer, *tensors);
+        summarise_vector(k, counter, ks, *tensors);
       }
     }
     summarise_l2_reuse(*p, plan, target.l2_bytes, out);
@@ -742,7 +742,7 @@ struct Analyzer::Impl {
 Analyzer::Analyzer(const TensorGraph& graph, const Target& target) : impl_(std::make_unique<Impl>()) {
   impl_->graph = graph;
   impl_->target = target;
-  impl_->default_partition = passes::partition_graph(impl_->graph, std::nullopt);
+  impl_->default_partition = passes::partition_graph(impl_->graph, std::nullopt, target.cv_fusion());
 }
 
 Analyzer::~Analyzer() = default;

@@ -116,6 +116,9 @@ struct KernelSummary {
   // slot the next task's loads run while this one stores.
   bool loads_clear_of_stores = true;
   std::map<MemLevel, int64_t> footprint;  // peak bytes per local level, one task
+  // Slots of its pipelined buffers: the config's nbuffer, or what the compiler picked
+  // (two where they fit, else one) when the config gives none.
+  int nbuffer = 1;
   // UB bytes a task's instructions address: every value's first slot, which is all the
   // program names. A loaded value's further slots (nbuffer > 1) count in the footprint,
   // which sizes UB, but no instruction touches them.

@@ -60,7 +60,7 @@ Compiled compile(const TensorGraph& graph, const TileConfig& config, const Targe
   out.config = config;
   if (options.last == Stage::Tensor) return out;
   const passes::ResolvedConfig rc = passes::resolve_config(graph, config);
-  const passes::Partition partition = passes::partition_graph(graph, rc.fusion);
+  const passes::Partition partition = passes::partition_graph(graph, rc.fusion, target.cv_fusion());
   const passes::TilePlan plan = passes::expand_tiles(graph, partition, rc, target);
 
   out.config.fusion = partition.fusion;

@@ -271,7 +271,7 @@ bool shrink(TileConfig& c, const std::vector<Violation>& v, const GraphExtents& 
 
 TileConfig default_config(const Workload& w, const TensorGraph& g, const Target& t) {
   TileConfig c = find_op(w.op).hand_picked(w);
-  const passes::Partition partition = passes::partition_graph(g, c.fusion);
+  const passes::Partition partition = passes::partition_graph(g, c.fusion, t.cv_fusion());
   const GraphExtents e = extents_of(partition);
   if (c.cube && e.has_cube) clamp_cube(*c.cube, e);
   if (c.vec && !e.bodies.empty()) clamp_vec(*c.vec, e);

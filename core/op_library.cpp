@@ -219,7 +219,9 @@ TensorGraph build_attention(const Workload& w) {
 
 // ---- Hand-picked configs ----------------------------------------------------------------
 
-constexpr int kHandPickedNbuffer = 2;
+// flash_attention's buffer depth is its kernel's (the QK preload plus one); every other
+// op leaves it to the compiler, as PyPTO, which has no buffer-depth setter, does.
+constexpr int kAttentionPreload = 2;
 constexpr int64_t kVecBlockBytes = 32 * 1024;  // vector blocks are computed in fp32
 Shape elementwise_vec() { return {64, 512}; }  // the guide's starting point
 
@@ -241,7 +243,6 @@ TileConfig matmul_hand_picked(DType dtype, int64_t m) {
   if (m <= 128) c.mL0 = c.mL1 = align_up(m, 16);
   TileConfig t;
   t.cube = c;
-  t.nbuffer = kHandPickedNbuffer;
   return t;
 }
 
@@ -255,7 +256,6 @@ int64_t rows_per_block(int64_t cols) {
 TileConfig vec_config(const Shape& vec) {
   TileConfig t;
   t.vec = vec;
-  t.nbuffer = kHandPickedNbuffer;
   return t;
 }
 
@@ -277,7 +277,7 @@ TileConfig flash_attention_hand_picked(const Workload&) {
   t.stages["v1"].vec = Shape{16, 256};
   t.stages["c2"].cube = c2;
   t.stages["v2"].vec = Shape{16, 128};
-  t.nbuffer = kHandPickedNbuffer;
+  t.nbuffer = kAttentionPreload;
   return t;
 }
 

@@ -54,6 +54,12 @@ struct Target {
   bool cv_direct = false;
   double clock_mhz = 0;
 
+  // A kernel may hold Cube and Vector work together (a matmul with its epilogue): PyPTO's
+  // sg_set_scope takes a Cube+Vector scope on the 950 only, "不支持CV混合场景的scope配置" on
+  // A2/A3 (docs/zh/api/config/pypto-set_pass_options.md). Those are the targets whose
+  // cores hand tiles over directly; the CPU, one memory, fuses freely.
+  bool cv_fusion() const { return cv_direct; }
+
   // Buffer capacities in bytes (CPU: UB ~ L1d, L1 ~ L2, L0* ~ register/L1d budget).
   int64_t ub = 0, l1 = 0, l0a = 0, l0b = 0, l0c = 0, bt = 0, fixbuf = 0;
   int64_t l2_bytes = 0;          // shared L2 (CPU: last-level cache)

@@ -8,6 +8,6 @@
 
 namespace pto {
 
-inline constexpr const char* kCompilerVersion = "0.2.0";
+inline constexpr const char* kCompilerVersion = "0.3.0";
 
 }  // namespace pto

@@ -10,8 +10,8 @@
 //                 per-pipe cycles; cost_model/pipe_overlap.h overlaps the pipes. The rest
 //                 is bookkeeping for the breakdown.
 //   Knobs         the Coefficients (cost_model/coefficients.h); the Target's rates; the
-//                 config's nbuffer and l2_group (the rest of the config is already in the
-//                 summary).
+//                 config's l2_group (the rest, each kernel's n-buffer depth included, is
+//                 already in the summary).
 //
 // The formula. Every term is `coefficient × amount` (cycles), combined by sums, maxima
 // and positive scaling only, so the prediction is linear in the coefficients piece by
@@ -343,8 +343,7 @@ struct CostModel::Impl {
   // alternate but for the loads that run under the other side's work. The tasks go to
   // the clusters as the dispatcher sends them (analyze: the busiest cluster's blocks and
   // tasks), so that a causal kernel's order counts.
-  TimeTerms mix_kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
-                            KernelEstimate* detail) const {
+  TimeTerms mix_kernel_time(const KernelSummary& k, const Coefficients& c, KernelEstimate* detail) const {
     const Target& t = target;
     const int pipe_mte2 = static_cast<int>(Pipe::MTE2), pipe_fix = static_cast<int>(Pipe::FIX);
     const int pipe_mte3 = static_cast<int>(Pipe::MTE3);
@@ -382,7 +381,7 @@ struct CostModel::Impl {
     const TimeTerms v_mte3 = (TimeTerms::term(c, Coef::OnChip, hb[1][pipe_mte3] / p_rate + k.gm_write_bytes / t.ub_to_gm_bpc) +
                               TimeTerms::term(c, Coef::Latency, (direct ? 0.0 : hm[1][pipe_mte3] * t.gm_write_latency) +
                                                                     k.aiv_gm_stores * t.gm_write_latency)) * per_unit;
-    const int nbuffer = config.nbuffer_or_default();
+    const int nbuffer = k.nbuffer;
     const double substeps = std::max(1.0, static_cast<double>(k.tmatmuls) * per);
     const std::array<TimeTerms, 4> cube_pipes = {c_mte2, c_mte1, c_m, c_fix};
     const std::array<TimeTerms, 3> vector_pipes = {v_mte2, v_v, v_mte3};
@@ -447,7 +446,7 @@ struct CostModel::Impl {
   // One kernel's time in cycles, its launch included; fills `detail` (in cycles) when given.
   TimeTerms kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                         KernelEstimate* detail) const {
-    if (k.mix_tasks > 0 && !host) return mix_kernel_time(k, config, c, detail);
+    if (k.mix_tasks > 0 && !host) return mix_kernel_time(k, c, detail);
     if (host) {
       const TimeTerms total = host->kernel_time(k, config, c, detail);
       if (detail) detail->bound = kernel_bound(*detail);
@@ -456,8 +455,8 @@ struct CostModel::Impl {
     const Target& t = target;
     const Traffic traffic = kernel_traffic(k, config, target);
     CoreWork aic, aiv;
-    split_work(k, traffic, burst_factors(k, graph, config, t), config.nbuffer_or_default(), c, aic, aiv);
-    const int nbuffer = config.nbuffer_or_default();
+    split_work(k, traffic, burst_factors(k, graph, config, t), k.nbuffer, c, aic, aiv);
+    const int nbuffer = k.nbuffer;
     const int64_t all_tasks = k.aic_tasks + k.aiv_tasks;
     const double instrs_per_task = all_tasks > 0 ? static_cast<double>(k.instructions) / all_tasks : 0;
     const int64_t aiv_cores = t.split_cores ? t.aiv_cores : t.aic_cores;

@@ -153,8 +153,8 @@ class CostModel {
 
   // The pieces, for tests and calibration: the summary the model scores, the estimate
   // of a given summary, and a feasible summary's prediction as a linear form in any
-  // coefficients (ns). `config` supplies what the summary does not carry: nbuffer and
-  // l2_group.
+  // coefficients (ns). `config` supplies what the summary does not carry: l2_group and
+  // the Cube tile as given.
   TilingSummary analyze(const TileConfig& config) const;
   Estimate estimate(const TilingSummary& summary, const TileConfig& config) const;
   TimeTerms terms(const TilingSummary& summary, const TileConfig& config,

@@ -186,7 +186,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     t.nL0 = t.nL1 = nL1;
     t.kL0 = t.kAL1 = t.kBL1 = 64;
   }
-  const int nbuffer = config.nbuffer_or_default();
+  const int nbuffer = k.nbuffer;
   const double tmatmuls = static_cast<double>(k.tmatmuls);
   // Ragged tails run smaller TMATMULs: scale full ones by the fractals actually issued.
   const double full_fractals = static_cast<double>(ceil_div(t.mL0, 16) * ceil_div(t.nL0, 16) * ceil_div(t.kL0, 16));
@@ -251,7 +251,11 @@ double HostModel::row_runs(const KernelSummary& k) const {
   if (k.uses_cube || r == 0 || k.tile[r - 1] >= k.iteration[r - 1]) return 0;
   double gm_bytes = k.gm_write_bytes;
   for (const TensorRead& read : k.reads) gm_bytes += read.bytes;
-  return gm_bytes / static_cast<double>(k.tile[r - 1] * dtype_size(graph_.node(k.nodes.back()).dtype));
+  // A kernel of the compiler's own (split-K's zeroing) has no node: it writes every
+  // element of its iteration space once, which gives its element size.
+  const double element_bytes = k.nodes.empty() ? k.gm_write_bytes / static_cast<double>(num_elements(k.iteration))
+                                               : static_cast<double>(dtype_size(graph_.node(k.nodes.back()).dtype));
+  return gm_bytes / (static_cast<double>(k.tile[r - 1]) * element_bytes);
 }
 
 void HostModel::vector_work(const KernelSummary& k, const Coefficients& c, Work& w) const {

@@ -5,6 +5,8 @@
 
 namespace pto {
 
+// 0.4.9: each kernel's n-buffer depth from the summary (the compiler picks it when the
+// config gives none), no longer the config's;
 // 0.4.8: the NPU model's flash_attention (MIX) kernel: tasks spread as dispatched, the
 // first block's hand-off chain per task, one buffer overlapping each side's loads;
 // 0.4.7: on an AVX-512 host, packing twice as fast and a vector row loop's call at 4
@@ -23,6 +25,6 @@ namespace pto {
 // the store beside the next load; n slots: compute waits for the store before it);
 // 0.4.2: the host model's run start per row of a vector tile narrower than its rows;
 // 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
-inline constexpr const char* kCostModelVersion = "0.4.8";
+inline constexpr const char* kCostModelVersion = "0.4.9";
 
 }  // namespace pto

@@ -107,12 +107,12 @@ uint64_t program_key(const TilingSummary& s, const TileConfig& c) {
     const CubeTile t = *c.cube;
     for (int64_t v : {t.mL0, t.mL1, t.kL0, t.kAL1, t.kBL1, t.nL0, t.nL1}) key.add(v);
   }
-  key.add(c.nbuffer_or_default());
   const bool reorders = c.l2_group && grouping_reorders(s, *c.l2_group);
   key.add(reorders ? c.l2_group->first : 0);
   key.add(reorders ? c.l2_group->second : 0);
   for (const KernelSummary& k : s.kernels) {
     key.add(static_cast<int64_t>(k.nodes.size()));
+    key.add(k.nbuffer);
     for (NodeId n : k.nodes) key.add(n);
     key.add(k.tile);
     key.add(k.attention_tiles);
@@ -158,7 +158,7 @@ struct SpaceGenerator::Impl {
     build_vec_axis(options);
     build_split_k_axis();
     build_l2_group_axis(mm.has_value());
-    for (int n = 1; n <= options.max_nbuffer; ++n) axes.nbuffer.push_back(n);
+    build_nbuffer_axis(options.max_nbuffer);
     build_reduce_axis();
     build_attention_axes();
   }
@@ -173,6 +173,15 @@ struct SpaceGenerator::Impl {
     axes.stages = attention_stage_candidates(*e);
     if (baseline.attention) add_if_missing(axes.attention, baseline.attention);
     if (!baseline.stages.empty()) add_if_missing(axes.stages, baseline.stages);
+  }
+
+  void build_nbuffer_axis(int most) {
+    axes.nbuffer = {std::nullopt};
+    if (attention_extents(graph)) {
+      axes.nbuffer.clear();
+      for (int n = 1; n <= most; ++n) axes.nbuffer.emplace_back(n);
+    }
+    if (baseline.nbuffer) add_if_missing(axes.nbuffer, baseline.nbuffer);
   }
 
   void build_reduce_axis() {
@@ -298,7 +307,7 @@ struct SpaceGenerator::Impl {
         position(axes.vec, c.vec),
         position(axes.split_k, c.cube && c.cube->split_k),
         position(axes.l2_group, c.l2_group),
-        position(axes.nbuffer, c.nbuffer_or_default()),
+        position(axes.nbuffer, c.nbuffer),
         position(axes.reduce, c.reduce == ReduceForm::Online ? std::nullopt : c.reduce),
         position(axes.attention, c.attention),
         position(axes.stages, c.stages)};

@@ -37,7 +37,10 @@
 namespace pto::search {
 
 struct SpaceOptions {
-  int max_nbuffer = 2;                  // the n-buffer axis is 1..max_nbuffer (at most 4)
+  // flash_attention's n-buffer axis (its QK preload depth, a kernel argument) is
+  // 1..max_nbuffer (at most 4). Other ops have no such axis: PyPTO has no buffer-depth
+  // setter, so the compiler picks it as PyPTO's does (absent nbuffer).
+  int max_nbuffer = 2;
   int64_t min_vec_tile_elements = 256;  // smaller vector tiles are left out (tile_candidates.h)
   bool fusion_variants = true;          // false: the default partition only
 };
@@ -49,7 +52,7 @@ struct SpaceAxes {
   std::vector<std::optional<Shape>> vec;
   std::vector<bool> split_k;
   std::vector<std::optional<std::pair<int64_t, int64_t>>> l2_group;
-  std::vector<int> nbuffer;
+  std::vector<std::optional<int>> nbuffer;  // {absent} but for flash_attention
   // How a vector tile that cuts a reduced dim runs (absent = online); the passes form
   // joins when the graph reduces. A tile that cuts no reduced dim compiles to the same
   // program under both, and the second is skipped as equivalent.

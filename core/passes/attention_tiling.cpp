@@ -65,7 +65,7 @@ class Tiler {
     a_.units = t_.vector_units();
     a_.split_cores = t_.split_cores;
     a_.direct = t_.cv_direct || !t_.split_cores;
-    a_.nbuffer = rc_.nbuffer;
+    a_.nbuffer = rc_.nbuffer.value_or(1);
     const int64_t align = cube_align(s_.in);
     const CubeTile c1 = stage_cube(rc_, "c1"), c2 = stage_cube(rc_, "c2");
     a_.qk = {clamp_l0(c1.mL0, a_.q_tile, align), clamp_l0(c1.kL0, s_.dim, align), clamp_l0(c1.nL0, a_.kv_tile, align)};

@@ -90,7 +90,7 @@ class BlockPartitioner {
   int vector_task(const TiledKernel& tk, const Shape& origin, const Shape& ext, Shape tile_index,
                   std::vector<int> deps) {
     const int b = block(ext, CoreType::AIV, current().name + ".aiv." + extent_name(ext), [&](BlockProgram& bp) {
-      if (tk.vec.stream) return emit_stream_block(*tk.body, tk.vec, ext, rc_.nbuffer, bp);
+      if (tk.vec.stream) return emit_stream_block(*tk.body, tk.vec, ext, tk.nbuffer, bp);
       emit_vector_block(*tk.body, tk.vec, ext, bp);
     });
     return task(b, CoreType::AIV, vector_bindings(*tk.body, origin, prog_.tensors), std::move(tile_index),
@@ -131,7 +131,7 @@ class BlockPartitioner {
           std::string name = current().name + ".aic." + std::to_string(m) + "x" + std::to_string(n);
           if (ct.chunks > 1) name += ".k" + std::to_string(shape.k);
           const int blk = block({m, n, shape.k}, CoreType::AIC, name, [&](BlockProgram& bp) {
-            emit_cube_block(s, ct, rc_.nbuffer, shape, prog_.tensors, bp);
+            emit_cube_block(s, ct, shape, prog_.tensors, bp);
           });
           Shape index = tile_index;
           if (ct.chunks > 1) index.push_back(c);

@@ -1,8 +1,9 @@
 // Pass 5, codegen of a Cube task (see codegen_cube.h).
 //
-// Event ids: MTE2 -> MTE1 uses the step's slot (step % n); MTE1 -> MTE2 uses the A
-// slot (0..n-1) or n + the B slot, so that A and B releases pair up separately;
-// MTE1 -> M and M -> MTE1 use the L0 slot; M -> FIX uses 0. A SET_FLAG is emitted only
+// Slots: A's L1 tiles ct.a_slots, B's ct.b_slots, L0A/L0B ct.l0_slots each.
+// Event ids: MTE2 -> MTE1 uses the step's slot (step % the larger slot count); MTE1 -> MTE2 uses the A
+// slot (0..a_slots-1) or a_slots + the B slot, so that A and B releases pair up
+// separately; MTE1 -> M and M -> MTE1 use the L0 slot; M -> FIX uses 0. A SET_FLAG is emitted only
 // when a WAIT_FLAG will consume it, so every pair matches within the task.
 #include "core/passes/codegen_cube.h"
 
@@ -13,9 +14,10 @@ namespace {
 
 class CubeEmitter {
  public:
-  CubeEmitter(const CubeSpec& spec, const CubeTiling& ct, int nbuffer, const CubeTaskShape& task,
+  CubeEmitter(const CubeSpec& spec, const CubeTiling& ct, const CubeTaskShape& task,
               const std::vector<GmTensor>& tensors, BlockProgram& block)
-      : s_(spec), ct_(ct), n_(nbuffer), task_(task), block_(block), rank_(spec.batch.size() + 2) {
+      : s_(spec), ct_(ct), na_(ct.a_slots), nb_(ct.b_slots), n0_(ct.l0_slots), task_(task), block_(block),
+        rank_(spec.batch.size() + 2) {
     steps_ = ceil_div(task.k, ct.k_step);
     loads_a_ = ceil_div(steps_, ct.ra);
     loads_b_ = ceil_div(steps_, ct.rb);
@@ -26,13 +28,13 @@ class CubeEmitter {
     const std::string& b = tensors[spec.b].name;
     // Slots of one level sit back to back; A's L1 slots come before B's.
     int64_t l1 = 0, l0a = 0, l0b = 0, l0c = 0;
-    for (int i = 0; i < n_; ++i)
+    for (int i = 0; i < na_; ++i)
       a_l1_.push_back(buffer(a + ".l1", i, MemLevel::L1, s_.in, {ct.mL1, ct.kAL1}, Layout::FractalA, l1, ct.a_l1));
-    for (int i = 0; i < n_; ++i)
+    for (int i = 0; i < nb_; ++i)
       b_l1_.push_back(buffer(b + ".l1", i, MemLevel::L1, s_.in, {ct.kBL1, ct.nL1}, Layout::FractalB, l1, ct.b_l1));
-    for (int i = 0; i < n_; ++i)
+    for (int i = 0; i < n0_; ++i)
       a_l0_.push_back(buffer(a + ".l0a", i, MemLevel::L0A, s_.in, {ct.mL0, ct.kL0}, Layout::FractalA, l0a, ct.a_l0));
-    for (int i = 0; i < n_; ++i)
+    for (int i = 0; i < n0_; ++i)
       b_l0_.push_back(buffer(b + ".l0b", i, MemLevel::L0B, s_.in, {ct.kL0, ct.nL0}, Layout::FractalB, l0b, ct.b_l0));
     c_l0_ = buffer(tensors[spec.c].name + ".l0c", -1, MemLevel::L0C, s_.acc, {ct.mL1, ct.nL1}, Layout::RowMajor, l0c,
                    ct.c_l0);
@@ -42,7 +44,7 @@ class CubeEmitter {
     int64_t j = 0;
     for (int64_t s = 0; s < steps_; ++s) {
       load_step(s);
-      const int64_t a_slot = (s / ct_.ra) % n_, b_slot = (s / ct_.rb) % n_;
+      const int64_t a_slot = (s / ct_.ra) % na_, b_slot = (s / ct_.rb) % nb_;
       const int64_t ka = (s % ct_.ra) * ct_.k_step, kb = (s % ct_.rb) * ct_.k_step;
       const int64_t kext = step_k(s);
       for (int64_t mi = 0; mi < mi_; ++mi)
@@ -51,8 +53,8 @@ class CubeEmitter {
             const int64_t m = std::min(ct_.mL0, task_.m - mi * ct_.mL0);
             const int64_t n = std::min(ct_.nL0, task_.n - ni * ct_.nL0);
             const int64_t k = std::min(ct_.kL0, kext - kk * ct_.kL0);
-            const int slot = static_cast<int>(j % n_);
-            if (j >= n_) push(sync_flag(Opcode::WAIT_FLAG, Pipe::M, Pipe::MTE1, slot));
+            const int slot = static_cast<int>(j % n0_);
+            if (j >= n0_) push(sync_flag(Opcode::WAIT_FLAG, Pipe::M, Pipe::MTE1, slot));
             push(move(a_l0_[slot], a_l1_[a_slot], {mi * ct_.mL0, ka + kk * ct_.kL0}, {m, k}));
             push(move(b_l0_[slot], b_l1_[b_slot], {kb + kk * ct_.kL0, ni * ct_.nL0}, {k, n}));
             push(sync_flag(Opcode::SET_FLAG, Pipe::MTE1, Pipe::M, slot));
@@ -64,7 +66,7 @@ class CubeEmitter {
             mm.src = {local(a_l0_[slot], {0, 0}, {m, k}), local(b_l0_[slot], {0, 0}, {k, n})};
             mm.accumulate = !(s == 0 && kk == 0);
             push(std::move(mm));
-            if (j + n_ < substeps_) push(sync_flag(Opcode::SET_FLAG, Pipe::M, Pipe::MTE1, slot));
+            if (j + n0_ < substeps_) push(sync_flag(Opcode::SET_FLAG, Pipe::M, Pipe::MTE1, slot));
             ++j;
           }
       release_l1(s);
@@ -135,19 +137,19 @@ class CubeEmitter {
     if (s % ct_.ra == 0) {
       const int64_t a = s / ct_.ra;
       const int64_t k = std::min(ct_.ra * ct_.k_step, task_.k - k0);
-      if (a >= n_) push(sync_flag(Opcode::WAIT_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>(a % n_)));
-      push(load(a_l1_[a % n_], s_.transpose_a ? gm(0, k0, 0, k, task_.m) : gm(0, 0, k0, task_.m, k),
+      if (a >= na_) push(sync_flag(Opcode::WAIT_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>(a % na_)));
+      push(load(a_l1_[a % na_], s_.transpose_a ? gm(0, k0, 0, k, task_.m) : gm(0, 0, k0, task_.m, k),
                 {task_.m, k}, s_.transpose_a));
     }
     if (s % ct_.rb == 0) {
       const int64_t b = s / ct_.rb;
       const int64_t k = std::min(ct_.rb * ct_.k_step, task_.k - k0);
-      if (b >= n_) push(sync_flag(Opcode::WAIT_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>(n_ + b % n_)));
-      push(load(b_l1_[b % n_], s_.transpose_b ? gm(1, 0, k0, task_.n, k) : gm(1, k0, 0, k, task_.n),
+      if (b >= nb_) push(sync_flag(Opcode::WAIT_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>(na_ + b % nb_)));
+      push(load(b_l1_[b % nb_], s_.transpose_b ? gm(1, 0, k0, task_.n, k) : gm(1, k0, 0, k, task_.n),
                 {k, task_.n}, s_.transpose_b));
     }
-    push(sync_flag(Opcode::SET_FLAG, Pipe::MTE2, Pipe::MTE1, static_cast<int>(s % n_)));
-    push(sync_flag(Opcode::WAIT_FLAG, Pipe::MTE2, Pipe::MTE1, static_cast<int>(s % n_)));
+    push(sync_flag(Opcode::SET_FLAG, Pipe::MTE2, Pipe::MTE1, static_cast<int>(s % std::max(na_, nb_))));
+    push(sync_flag(Opcode::WAIT_FLAG, Pipe::MTE2, Pipe::MTE1, static_cast<int>(s % std::max(na_, nb_))));
   }
 
   Instr load(int dst, Operand src, Shape extent, bool transpose) const {
@@ -164,18 +166,18 @@ class CubeEmitter {
   // only if a later load reuses the slot.
   void release_l1(int64_t s) {
     const bool last_a = (s + 1) % ct_.ra == 0 || s + 1 == steps_;
-    if (last_a && s / ct_.ra + n_ < loads_a_)
-      push(sync_flag(Opcode::SET_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>((s / ct_.ra) % n_)));
+    if (last_a && s / ct_.ra + na_ < loads_a_)
+      push(sync_flag(Opcode::SET_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>((s / ct_.ra) % na_)));
     const bool last_b = (s + 1) % ct_.rb == 0 || s + 1 == steps_;
-    if (last_b && s / ct_.rb + n_ < loads_b_)
-      push(sync_flag(Opcode::SET_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>(n_ + (s / ct_.rb) % n_)));
+    if (last_b && s / ct_.rb + nb_ < loads_b_)
+      push(sync_flag(Opcode::SET_FLAG, Pipe::MTE1, Pipe::MTE2, static_cast<int>(na_ + (s / ct_.rb) % nb_)));
   }
 
   void push(Instr in) { block_.instrs.push_back(std::move(in)); }
 
   const CubeSpec& s_;
   const CubeTiling& ct_;
-  int n_;
+  int na_, nb_, n0_;
   const CubeTaskShape& task_;
   BlockProgram& block_;
   size_t rank_;
@@ -186,9 +188,9 @@ class CubeEmitter {
 
 }  // namespace
 
-void emit_cube_block(const CubeSpec& spec, const CubeTiling& ct, int nbuffer, const CubeTaskShape& task,
+void emit_cube_block(const CubeSpec& spec, const CubeTiling& ct, const CubeTaskShape& task,
                      const std::vector<GmTensor>& tensors, BlockProgram& block) {
-  CubeEmitter(spec, ct, nbuffer, task, tensors, block).emit();
+  CubeEmitter(spec, ct, task, tensors, block).emit();
 }
 
 std::vector<TensorBinding> cube_bindings(const CubeSpec& spec, const Shape& batch_index, int64_t m0, int64_t n0,

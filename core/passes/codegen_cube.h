@@ -19,7 +19,7 @@ struct CubeTaskShape {
   bool accumulate = false;  // split-K: atomic add into GM
 };
 
-void emit_cube_block(const CubeSpec& spec, const CubeTiling& ct, int nbuffer, const CubeTaskShape& task,
+void emit_cube_block(const CubeSpec& spec, const CubeTiling& ct, const CubeTaskShape& task,
                      const std::vector<GmTensor>& tensors, BlockProgram& block);
 
 // Bindings: slot 0 = A, 1 = B, 2 = C, each at the tile's origin in its own coordinates

@@ -73,7 +73,8 @@ std::string group_label(size_t index, const std::vector<NodeId>& group) {
 
 class Grouper {
  public:
-  Grouper(const TensorGraph& g, const GraphFacts& f, const std::vector<GmTensor>& t) : g_(g), f_(f), t_(t) {}
+  Grouper(const TensorGraph& g, const GraphFacts& f, const std::vector<GmTensor>& t, bool cv_fusion)
+      : g_(g), f_(f), t_(t), cv_fusion_(cv_fusion) {}
 
   // Does the group's vector part (all but a leading matmul) share one iteration space?
   bool body_fits(const std::vector<NodeId>& group, std::string& why) const {
@@ -94,7 +95,7 @@ class Grouper {
       if (assigned[id]) continue;
       assigned[id] = 1;
       if (g_.node(id).kind == OpKind::Matmul) {
-        groups.push_back(with_epilogue(id, assigned));
+        groups.push_back(cv_fusion_ ? with_epilogue(id, assigned) : std::vector<NodeId>{id});
         continue;
       }
       if (g_.node(id).kind == OpKind::FlashAttention) {
@@ -186,6 +187,10 @@ class Grouper {
     if (matmuls.size() > 1)
       usage_error(group_label(gi, group) + ": has " + std::to_string(matmuls.size()) +
                   " matmuls; a kernel runs at most one");
+    if (!matmuls.empty() && group.size() > 1 && !cv_fusion_)
+      usage_error(group_label(gi, group) + ": fuses matmul " + node_label(g_.node(matmuls[0])) +
+                  " with vector ops, but on this target a kernel holds Cube or Vector work, not both (PyPTO's "
+                  "sg_set_scope takes no Cube+Vector scope on A2/A3: docs/zh/api/config/pypto-set_pass_options.md)");
     if (!matmuls.empty()) {
       if (matmuls[0] != group.front())
         usage_error(group_label(gi, group) + ": matmul " + node_label(g_.node(matmuls[0])) +
@@ -212,6 +217,7 @@ class Grouper {
   const TensorGraph& g_;
   const GraphFacts& f_;
   const std::vector<GmTensor>& t_;
+  bool cv_fusion_;
 };
 
 // ---- Kernels --------------------------------------------------------------------------
@@ -378,10 +384,11 @@ std::vector<KernelSpec> order_kernels(std::vector<KernelSpec> kernels, const std
 
 }  // namespace
 
-Partition partition_graph(const TensorGraph& g, const std::optional<std::vector<std::vector<int>>>& fusion) {
+Partition partition_graph(const TensorGraph& g, const std::optional<std::vector<std::vector<int>>>& fusion,
+                          bool cv_fusion) {
   GmTensors table = gm_tensors(g);
   const GraphFacts facts(g);
-  const Grouper grouper(g, facts, table.tensors);
+  const Grouper grouper(g, facts, table.tensors, cv_fusion);
   const std::vector<std::vector<NodeId>> groups = fusion ? grouper.validate(*fusion) : grouper.default_groups();
 
   std::vector<int> group_of(g.nodes().size(), -1);

@@ -4,7 +4,8 @@
 // round trip between AIC and AIV) instead of writing them to HBM behind a kernel
 // barrier, so the partition decides much of the memory traffic. The config may give
 // it (`fusion`), validated here; otherwise the default of docs/compiler.md applies:
-// each matmul with its elementwise epilogue, and maximal convex runs of vector nodes
+// each matmul with its elementwise epilogue (where the target can fuse Cube and Vector
+// work), and maximal convex runs of vector nodes
 // sharing one iteration space. Views become GM tensor aliases; a view that cannot be
 // an alias (a reshape of a strided view, or a view marked as a graph output) is
 // materialised by a copy kernel.
@@ -17,7 +18,11 @@
 
 namespace pto::passes {
 
-// Usage Error naming the group and node when `fusion` is malformed.
-Partition partition_graph(const TensorGraph& g, const std::optional<std::vector<std::vector<int>>>& fusion);
+// Usage Error naming the group and node when `fusion` is malformed. `cv_fusion`: the
+// target lets a kernel hold a matmul and vector ops together (Target::cv_fusion); where
+// it does not, the default partition gives each matmul a kernel of its own and a
+// `fusion` group that mixes them is an error.
+Partition partition_graph(const TensorGraph& g, const std::optional<std::vector<std::vector<int>>>& fusion,
+                          bool cv_fusion);
 
 }  // namespace pto::passes

@@ -49,7 +49,10 @@ struct ResolvedConfig {
   ReduceForm reduce_form = ReduceForm::Online;  // a tile that cuts the reduced dim
   std::optional<AttentionTiles> attention;       // flash_attention's loop tiles
   std::map<std::string, StageTiles> stages;      // its tile set per stage
-  int nbuffer = 1;
+  // The config's n-buffer depth. Absent: each kernel's depth is what PyPTO's compiler
+  // picks (two slots where they fit, else one; tile_expansion.cpp); flash_attention's,
+  // whose depth is its kernel's QK preload, then takes 1.
+  std::optional<int> nbuffer;
   std::optional<std::pair<int64_t, int64_t>> l2_group;
   std::optional<std::vector<std::vector<int>>> fusion;
 };
@@ -175,6 +178,10 @@ struct CubeTiling {
   int64_t kL0 = 0, kAL1 = 0, kBL1 = 0, k_step = 0;
   int64_t ra = 1, rb = 1;
   int64_t steps = 0;                // K steps over the whole K
+  // Slots per buffer: an operand's L1 tile gets the kernel's depth, but no more slots than
+  // a task has loads of it (an A tile that spans K is loaded once and keeps one slot);
+  // L0A/L0B get l0_slots each.
+  int a_slots = 1, b_slots = 1, l0_slots = 1;
   int64_t chunk_steps = 0;          // K steps per split-K chunk
   int64_t chunks = 1;
   int64_t batch = 1;                // product of the batch dims
@@ -308,6 +315,7 @@ struct TiledKernel {
   VecTiling vec;
   std::optional<AttentionTiling> attention;
   LevelBytes footprint{};           // peak bytes per local level of one task
+  int nbuffer = 1;                  // slots of its pipelined L1/UB buffers (tile_expansion.cpp)
 };
 
 struct TilePlan {

@@ -67,7 +67,7 @@ ResolvedConfig resolve_config(const TensorGraph& g, const TileConfig& config) {
   r.reduce_form = config.reduce.value_or(ReduceForm::Online);
   r.attention = config.attention;
   r.stages = config.stages;
-  r.nbuffer = config.nbuffer_or_default();
+  r.nbuffer = config.nbuffer;
   r.l2_group = config.l2_group;
   r.fusion = config.fusion;
   return r;

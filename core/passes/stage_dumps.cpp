@@ -116,13 +116,13 @@ void cube_lines(const Partition& p, const TiledKernel& k, const ResolvedConfig& 
          " (A every " + num(ct.ra) + ", B every " + num(ct.rb) + ")";
   if (ct.chunks > 1) out += ", split into " + num(ct.chunks) + " chunks of " + num(ct.chunk_steps) + " steps";
   out += "\n";
-  const std::string slots = rc.nbuffer > 1 ? " x" + num(rc.nbuffer) : "";
+  auto slots = [](int n) { return n > 1 ? " x" + num(n) : std::string(); };
   const std::string& a = p.tensors[s.a].name;
   const std::string& b = p.tensors[s.b].name;
-  out += "    " + a + "  GM -> L1 " + a + ".l1" + slots + " (" + num(ct.a_l1) + " B) -> L0A " + a + ".l0a" + slots +
-         " (" + num(ct.a_l0) + " B)\n";
-  out += "    " + b + "  GM -> L1 " + b + ".l1" + slots + " (" + num(ct.b_l1) + " B) -> L0B " + b + ".l0b" + slots +
-         " (" + num(ct.b_l0) + " B)\n";
+  out += "    " + a + "  GM -> L1 " + a + ".l1" + slots(ct.a_slots) + " (" + num(ct.a_l1) + " B) -> L0A " + a +
+         ".l0a" + slots(ct.l0_slots) + " (" + num(ct.a_l0) + " B)\n";
+  out += "    " + b + "  GM -> L1 " + b + ".l1" + slots(ct.b_slots) + " (" + num(ct.b_l1) + " B) -> L0B " + b +
+         ".l0b" + slots(ct.l0_slots) + " (" + num(ct.b_l0) + " B)\n";
   out += "    " + p.tensors[s.c].name + "  L0C " + p.tensors[s.c].name + ".l0c (" + num(ct.c_l0) + " B, " +
          dtype_name(s.acc) + ") -> GM (FIX" + (ct.chunks > 1 ? ", atomic add" : "") + ")\n";
 }
@@ -173,7 +173,7 @@ std::string dump_tile_graph(const TensorGraph& g, const Partition& p, const Tile
       out += k.kind == KernelKind::Cube ? "epilogue sub-tile " + shape_str(k.vec.tile) + " per cube tile\n"
                                         : grid_line(k.vec.dims) + "\n";
       if (k.vec.stream) stream_lines(*k.body, k.vec, out);
-      ub_lines(*k.body, k.vec, rc.nbuffer, out);
+      ub_lines(*k.body, k.vec, k.nbuffer, out);
     }
     out += footprint_line(k, t);
   }

@@ -2,6 +2,7 @@
 #include "core/passes/tile_expansion.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/passes/attention_tiling.h"
 #include "core/passes/cube_layout.h"
@@ -15,7 +16,7 @@ namespace {
 
 constexpr int level(MemLevel l) { return static_cast<int>(l); }
 
-CubeTiling cube_tiling(const CubeSpec& s, const CubeTile& c, bool split_k, const Target& t) {
+CubeTiling cube_tiling(const CubeSpec& s, const CubeTile& c, bool split_k) {
   CubeTiling ct;
   const int64_t a = cube_align(s.in);
   const int64_t m_cap = align_up(s.m, a), n_cap = align_up(s.n, a), k_cap = align_up(s.k, a);
@@ -36,11 +37,9 @@ CubeTiling cube_tiling(const CubeSpec& s, const CubeTile& c, bool split_k, const
   ct.m = split_dim(s.m, ct.mL1);
   ct.n = split_dim(s.n, ct.nL1);
   ct.chunk_steps = ct.steps;
-  if (split_k) {
-    const int64_t tiles = ct.batch * ct.m.count * ct.n.count;
-    const int64_t wanted = std::clamp<int64_t>(ceil_div(t.aic_cores, tiles), 1, ct.steps);
-    ct.chunk_steps = ceil_div(ct.steps, wanted);
-  }
+  // PyPTO's enable_split_k cuts K into ceil(K / kL1) parts, one K step each
+  // (docs/zh/tutorials/debug/matmul_performance_guide.md, 自动构图方式: "默认采用kL1对K轴进行切分").
+  if (split_k) ct.chunk_steps = 1;
   ct.chunks = ceil_div(ct.steps, ct.chunk_steps);
   ct.a_l1 = cube_buffer_bytes(ct.mL1, ct.kAL1, s.in);
   ct.b_l1 = cube_buffer_bytes(ct.kBL1, ct.nL1, s.in);
@@ -70,14 +69,35 @@ Shape vector_tile(const ResolvedConfig& rc, const VectorBody& body, bool interna
   return tile;
 }
 
-void lay_out_vector(const TensorGraph& g, const VectorBody& body, const Shape& tile, int nbuffer, const Target& t,
-                    RuleCheck& check, TiledKernel& k, const std::string& unstreamable = "") {
+// The UB buffers of `tile` at n-buffer depth `nbuffer`.
+void allocate_vector(const VectorBody& body, const Shape& tile, int nbuffer, const Target& t, TiledKernel& k) {
   k.vec.tile = tile;
   if (k.vec.stream) {
     allocate_stream_ub(body, tile, nbuffer, t.align_bytes, k.vec);
   } else {
     allocate_ub(body, tile, nbuffer, t.align_bytes, k.vec);
   }
+}
+
+// PyPTO has no buffer-depth setter: its compiler double-buffers the copies in when
+// space allows (docs/zh/tutorials/debug/matmul_performance_guide.md: "MTE2、MTE1搬运均可以开启
+// double buffer" where the tiles leave room). So a config without nbuffer gets two slots
+// where they fit and one otherwise; a config's own nbuffer (a pto-tune override) is
+// taken as given and checked.
+// `most` caps the automatic depth (a Cube kernel's epilogue takes no more than its L1).
+int depth_that_fits(const std::optional<int>& given, const std::function<bool(int)>& fits, int most = 2) {
+  if (given) return *given;
+  return most >= 2 && fits(2) ? 2 : 1;
+}
+
+void lay_out_vector(const TensorGraph& g, const VectorBody& body, const Shape& tile, const ResolvedConfig& rc,
+                    const Target& t, RuleCheck& check, TiledKernel& k, const std::string& unstreamable = "",
+                    int most_slots = 2) {
+  k.nbuffer = depth_that_fits(rc.nbuffer, [&](int n) {
+    allocate_vector(body, tile, n, t, k);
+    return k.vec.ub_bytes <= t.ub;
+  }, most_slots);
+  allocate_vector(body, tile, k.nbuffer, t, k);
   k.footprint[level(MemLevel::UB)] = k.vec.ub_bytes;
   check.vector(g, body, tile, k.vec, unstreamable);
 }
@@ -105,18 +125,33 @@ void tile_vector_kernel(const TensorGraph& g, const ResolvedConfig& rc, const Ta
       k.vec.dims[cut] = split_dim(k.body->iteration[cut], k.body->iteration[cut]);
     }
   }
-  lay_out_vector(g, *k.body, tile, rc.nbuffer, t, check, k, unstreamable);
+  lay_out_vector(g, *k.body, tile, rc, t, check, k, unstreamable);
 }
+
+// An operand's L1 slots at depth n: no more than the loads of it a task makes.
+void set_cube_slots(CubeTiling& ct, int n, int l0_slots) {
+  ct.a_slots = static_cast<int>(std::min<int64_t>(n, ceil_div(ct.chunk_steps, ct.ra)));
+  ct.b_slots = static_cast<int>(std::min<int64_t>(n, ceil_div(ct.chunk_steps, ct.rb)));
+  ct.l0_slots = l0_slots;
+}
+
+int64_t cube_l1_bytes(const CubeTiling& ct) { return ct.a_slots * ct.a_l1 + ct.b_slots * ct.b_l1; }
 
 void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const ResolvedConfig& rc, const Target& t,
                       RuleCheck& check, TiledKernel& k) {
   const CubeSpec& s = *spec.cube;
-  k.cube = cube_tiling(s, rc.cube, rc.cube.split_k, t);
-  const CubeTiling& ct = k.cube;
-  check.cube(s, rc.cube, ct, rc.nbuffer, !spec.body.empty(), rc.cube.split_k);
-  k.footprint[level(MemLevel::L1)] = rc.nbuffer * (ct.a_l1 + ct.b_l1);
-  k.footprint[level(MemLevel::L0A)] = rc.nbuffer * ct.a_l0;
-  k.footprint[level(MemLevel::L0B)] = rc.nbuffer * ct.b_l0;
+  k.cube = cube_tiling(s, rc.cube, rc.cube.split_k);
+  CubeTiling& ct = k.cube;
+  const int l0_slots = depth_that_fits(rc.nbuffer, [&](int n) { return n * ct.a_l0 <= t.l0a && n * ct.b_l0 <= t.l0b; });
+  k.nbuffer = depth_that_fits(rc.nbuffer, [&](int n) {
+    set_cube_slots(ct, n, l0_slots);
+    return cube_l1_bytes(ct) <= t.l1;
+  });
+  set_cube_slots(ct, k.nbuffer, l0_slots);
+  check.cube(s, rc.cube, ct, !spec.body.empty(), rc.cube.split_k);
+  k.footprint[level(MemLevel::L1)] = cube_l1_bytes(ct);
+  k.footprint[level(MemLevel::L0A)] = ct.l0_slots * ct.a_l0;
+  k.footprint[level(MemLevel::L0B)] = ct.l0_slots * ct.b_l0;
   k.footprint[level(MemLevel::L0C)] = ct.c_l0;
   if (spec.body.empty()) return;
   // The epilogue's tasks cover the vec sub-tiles of one Cube tile.
@@ -125,7 +160,11 @@ void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const Resolv
   tile[r - 2] = std::min(tile[r - 2], ct.mL1);
   tile[r - 1] = std::min(tile[r - 1], ct.nL1);
   for (size_t d = 0; d + 2 < r; ++d) tile[d] = 1;
-  lay_out_vector(g, spec.body, tile, rc.nbuffer, t, check, k);
+  const int cube_depth = k.nbuffer;
+  lay_out_vector(g, spec.body, tile, rc, t, check, k, "", cube_depth);
+  // One depth per kernel: the epilogue's UB may allow fewer slots than L1.
+  if (k.nbuffer < cube_depth) set_cube_slots(ct, k.nbuffer, l0_slots);
+  k.footprint[level(MemLevel::L1)] = cube_l1_bytes(ct);
 }
 
 // flash_attention: its tiling, and with a split the kernel that combines the partials.

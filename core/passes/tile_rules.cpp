@@ -29,8 +29,7 @@ void RuleCheck::alignment(const char* rule, const char* name, int64_t v, int64_t
        target_.hard_capacity);
 }
 
-void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& ct, int nbuffer, bool has_epilogue,
-                     bool split_k) {
+void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& ct, bool has_epilogue, bool split_k) {
   const bool hard = target_.hard_capacity;
   const int64_t a = cube_align(spec.in);
   const std::pair<const char*, int64_t> sizes[] = {{"mL0", c.mL0}, {"mL1", c.mL1}, {"kAL1", c.kAL1},
@@ -57,24 +56,26 @@ void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& 
     fail("kAL1/kBL1", eq("kAL1", c.kAL1) + " and " + eq("kBL1", c.kBL1) + ": the larger must be a multiple of "
          "the smaller", true);
 
-  // Strings only for rules that fail: analyze() runs this per candidate.
-  auto slots = [&] { return nbuffer > 1 ? "nbuffer=" + num(nbuffer) + " x " : std::string(); };
-  if (nbuffer * ct.a_l0 > target_.l0a)
-    fail("L0A capacity", slots() + eq("mL0", align_up(ct.mL0, a)) + " x " + eq("kL0", align_up(ct.kL0, a)) + " x " +
-         bytes_of(spec.in) + " = " + num(nbuffer * ct.a_l0) + " B > L0A " + num(target_.l0a) + " B", hard);
-  if (nbuffer * ct.b_l0 > target_.l0b)
-    fail("L0B capacity", slots() + eq("kL0", align_up(ct.kL0, a)) + " x " + eq("nL0", align_up(ct.nL0, a)) + " x " +
-         bytes_of(spec.in) + " = " + num(nbuffer * ct.b_l0) + " B > L0B " + num(target_.l0b) + " B", hard);
+  // Strings only for rules that fail: analyze() runs this per candidate. The capacity
+  // rules are PyPTO's (docs/zh/api/config/pypto-set_cube_tile_shapes.md, 空间约束): one
+  // A and one B tile per level, times the slots the kernel's depth gives each.
+  auto times = [&](int slots) { return slots > 1 ? num(slots) + " slots x " : std::string(); };
+  if (ct.l0_slots * ct.a_l0 > target_.l0a)
+    fail("L0A capacity", times(ct.l0_slots) + eq("mL0", align_up(ct.mL0, a)) + " x " + eq("kL0", align_up(ct.kL0, a)) +
+         " x " + bytes_of(spec.in) + " = " + num(ct.l0_slots * ct.a_l0) + " B > L0A " + num(target_.l0a) + " B", hard);
+  if (ct.l0_slots * ct.b_l0 > target_.l0b)
+    fail("L0B capacity", times(ct.l0_slots) + eq("kL0", align_up(ct.kL0, a)) + " x " + eq("nL0", align_up(ct.nL0, a)) +
+         " x " + bytes_of(spec.in) + " = " + num(ct.l0_slots * ct.b_l0) + " B > L0B " + num(target_.l0b) + " B", hard);
   if (ct.c_l0 > target_.l0c)
     fail("L0C capacity", eq("mL1", align_up(ct.mL1, 16)) + " x " + eq("nL1", align_up(ct.nL1, 16)) + " x " +
          bytes_of(spec.acc) + " = " + num(ct.c_l0) + " B > L0C " + num(target_.l0c) +
          " B (L0C holds the accumulators of the whole [mL1, nL1] tile)", hard);
-  const int64_t l1 = nbuffer * (ct.a_l1 + ct.b_l1);
+  const int64_t l1 = ct.a_slots * ct.a_l1 + ct.b_slots * ct.b_l1;
   if (l1 > target_.l1)
-    fail("L1 capacity", slots() + "(" + eq("mL1", align_up(ct.mL1, a)) + " x " + eq("kAL1", align_up(ct.kAL1, a)) +
-         " + " + eq("kBL1", align_up(ct.kBL1, a)) + " x " + eq("nL1", align_up(ct.nL1, a)) + ") x " +
-         bytes_of(spec.in) + " = " +
-         num(l1) + " B > L1 " + num(target_.l1) + " B", hard);
+    fail("L1 capacity", "(" + times(ct.a_slots) + eq("mL1", align_up(ct.mL1, a)) + " x " +
+         eq("kAL1", align_up(ct.kAL1, a)) + " + " + times(ct.b_slots) + eq("kBL1", align_up(ct.kBL1, a)) + " x " +
+         eq("nL1", align_up(ct.nL1, a)) + ") x " + bytes_of(spec.in) + " = " + num(l1) + " B > L1 " +
+         num(target_.l1) + " B", hard);
 
   if (!split_k) return;
   if (spec.out != DType::F32 && spec.out != DType::I32)

@@ -23,8 +23,8 @@ class RuleCheck {
   // Names the kernel in every detail (`kernel "y": ...`); null when the graph has one.
   void set_kernel(const std::string* name) { kernel_ = name; }
 
-  void cube(const CubeSpec& spec, const CubeTile& given, const CubeTiling& ct, int nbuffer, bool has_epilogue,
-            bool split_k);
+  // `ct` with its slots decided (tile_expansion.cpp).
+  void cube(const CubeSpec& spec, const CubeTile& given, const CubeTiling& ct, bool has_epilogue, bool split_k);
   // `tile` as the config gives it (before padding), `vt` the tile used.
   void vec_rank(const Shape& given, const Shape& iteration);
   // `unstreamable`: why a tile that cuts a reduced dim cannot stream it (empty when it

@@ -21,6 +21,7 @@
 namespace pto {
 namespace {
 
+using testing::cv_npu;
 using testing::host;
 using testing::npu;
 
@@ -42,6 +43,13 @@ void expect_contains(const std::string& text, std::initializer_list<const char*>
 }
 
 // ---- The verifier -------------------------------------------------------------------------
+
+std::map<MemLevel, int64_t> footprint_of(const Compiled& c) {
+  std::map<MemLevel, int64_t> out;
+  for (const BlockProgram& b : c.program.blocks)
+    for (const auto& [level, bytes] : b.footprint()) out[level] = std::max(out[level], bytes);
+  return out;
+}
 
 TEST(CompileRules, L0COverflowNamesTheTileAndBothSizes) {
   const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
@@ -89,7 +97,24 @@ TEST(CompileRules, L1CapacityCountsEveryBufferSlot) {
   };
   EXPECT_EQ(infeasibility(g, with(1), npu()), "");  // (128*512 + 512*256) * 2 B = 384 KiB
   expect_contains(infeasibility(g, with(2), npu()),
-                  {"L1 capacity", "nbuffer=2 x (mL1=128 x kAL1=512 + kBL1=512 x nL1=256) x 2 B = 786432 B > L1 524288 B"});
+                  {"L1 capacity",
+                   "(2 slots x mL1=128 x kAL1=512 + 2 slots x kBL1=512 x nL1=256) x 2 B = 786432 B > L1 524288 B"});
+  // Without an nbuffer the compiler takes the one slot that fits, as PyPTO's does.
+  const std::string auto_depth = R"({"cube":{"m":[128,128],"k":[64,512],"n":[128,256]}})";
+  EXPECT_EQ(infeasibility(g, auto_depth, npu()), "");
+  EXPECT_EQ(footprint_of(compile(g, TileConfig::parse(auto_depth), npu())).at(MemLevel::L1), 393216);
+}
+
+// PyPTO's matmul guide (docs/zh/tutorials/debug/matmul_performance_guide.md, 减少重复载入)
+// keeps A resident in L1 over all of K: [96,96],[64,1536,256],[128,128] on 96,1536,3072
+// fp16. PyPTO's L1 rule has no buffer factor; A, loaded once per task, needs one slot,
+// and B's panels get two: (96*1536 + 2*256*128) * 2 B = 416 KiB.
+TEST(CompileRules, TheGuidesResidentATileFits) {
+  const TensorGraph g = graph_of("matmul|96,1536,3072|fp16");
+  const TileConfig guide = TileConfig::parse(R"({"cube":{"m":[96,96],"k":[64,1536,256],"n":[128,128]}})");
+  const Compiled c = compile(g, guide, npu());
+  EXPECT_EQ(footprint_of(c).at(MemLevel::L1), (96 * 1536 + 2 * 256 * 128) * 2);
+  EXPECT_EQ(footprint_of(c).at(MemLevel::L0A), 2 * 96 * 64 * 2);
 }
 
 // A vector kernel streams a cut reduced dim (split_reduction_test.cpp); a Cube kernel's
@@ -97,7 +122,7 @@ TEST(CompileRules, L1CapacityCountsEveryBufferSlot) {
 TEST(CompileRules, ReductionAxisSplitInACubeEpilogueIsRejectedEvenOnTheHost) {
   const TensorGraph g = graph_of("attention|1,1,64,16|fp16");
   const std::string cube = R"("cube":{"m":[16,16],"k":[16,16],"n":[16,16]},"vec":[1,1,16,64])";
-  for (const Target* t : {&npu(), &host()}) {
+  for (const Target* t : {&cv_npu(), &host()}) {
     expect_contains(infeasibility(g, "{" + cube + R"(,"fusion":[[3,4,5],[6,7,8,9,10],[11]]})", *t),
                     {"reduction axis split", "amax \"row_max\" reduces dim 3", "(size 64)", "cuts it to 16",
                      "a Cube epilogue cannot stream it"});
@@ -137,7 +162,7 @@ TEST(CompileRules, SplitKNeedsAnFp32OutputAndNoEpilogue) {
                                 R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})", npu()),
                   {"split_k", "fp32/int32 output", "fp16"});
   expect_contains(infeasibility(graph_of("matmul_bias_gelu|64,1024,64|fp32"),
-                                R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})", npu()),
+                                R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})", cv_npu()),
                   {"split_k", "epilogue"});
 }
 
@@ -160,16 +185,9 @@ TEST(CompileRules, CapacitiesAreSoftOnTheHost) {
 
 // ---- n-buffering, blocks, dispatch ----------------------------------------------------------
 
-std::map<MemLevel, int64_t> footprint_of(const Compiled& c) {
-  std::map<MemLevel, int64_t> out;
-  for (const BlockProgram& b : c.program.blocks)
-    for (const auto& [level, bytes] : b.footprint()) out[level] = std::max(out[level], bytes);
-  return out;
-}
-
 TEST(CompileBuffers, NBufferingDoublesL1AndL0Footprints) {
   const TensorGraph g = graph_of("matmul|256,256,256|fp16");
-  TileConfig c = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[128,128]}})");
+  TileConfig c = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[128,128]},"nbuffer":1})");
   const auto one = footprint_of(compile(g, c, npu()));
   c.nbuffer = 2;
   const auto two = footprint_of(compile(g, c, npu()));
@@ -178,6 +196,42 @@ TEST(CompileBuffers, NBufferingDoublesL1AndL0Footprints) {
   EXPECT_EQ(two.at(MemLevel::L0B), 2 * one.at(MemLevel::L0B));
   EXPECT_EQ(two.at(MemLevel::L0C), one.at(MemLevel::L0C));
   EXPECT_EQ(one.at(MemLevel::L1), (128 * 128 + 128 * 128) * 2);
+  c.nbuffer.reset();  // two slots fit: the compiler takes them
+  EXPECT_EQ(footprint_of(compile(g, c, npu())), two);
+}
+
+// An operand whose L1 tile spans the task's K is loaded once: a second slot would
+// never be filled, so it gets one.
+TEST(CompileBuffers, AnOperandLoadedOnceKeepsOneSlot) {
+  const TensorGraph g = graph_of("matmul|256,256,256|fp16");
+  const TileConfig c = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256,128],"n":[128,128]},"nbuffer":2})");
+  EXPECT_EQ(footprint_of(compile(g, c, npu())).at(MemLevel::L1), (128 * 256 + 2 * 128 * 128) * 2);
+}
+
+// A2/A3 kernels hold Cube or Vector work, not both (PyPTO's sg_set_scope rule); the 950
+// fuses a matmul with its epilogue.
+TEST(CompileFusion, CubeAndVectorShareAKernelOnlyWhereTheTargetAllows) {
+  const TensorGraph g = graph_of("matmul_bias_gelu|256,128,512|fp16");
+  const TileConfig c = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[256,256]},"vec":[32,256]})");
+  const NodeId matmul = 3;
+  ASSERT_EQ(g.node(matmul).kind, OpKind::Matmul);
+  auto group_of_matmul = [&](const Compiled& out) {
+    for (const std::vector<int>& group : *out.config.fusion)
+      if (std::find(group.begin(), group.end(), matmul) != group.end()) return group;
+    return std::vector<int>{};
+  };
+  EXPECT_EQ(group_of_matmul(compile(g, c, npu())), std::vector<int>{matmul});
+  const Compiled fused = compile(g, c, cv_npu());
+  EXPECT_GT(group_of_matmul(fused).size(), 1u);
+  TileConfig mixed = c;
+  mixed.fusion = fused.config.fusion;
+  try {
+    compile(g, mixed, npu());
+    ADD_FAILURE() << "a Cube+Vector group compiled on ascend910b1";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::Usage);
+    expect_contains(e.what(), {"fusion group", "matmul", "Cube or Vector work, not both"});
+  }
 }
 
 TEST(CompileBuffers, UbTemporariesReuseSpaceAfterTheirLastUse) {
@@ -205,7 +259,7 @@ TEST(CompileBlocks, DivisibleShapesHaveOneBlockPerKernelPart) {
   EXPECT_EQ(sm.program.tasks.size(), 16u);
   const Compiled fused =
       compile(graph_of("matmul_bias_gelu|256,128,512|fp16"),
-              TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[256,256]},"vec":[32,256]})"), npu());
+              TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,128],"n":[256,256]},"vec":[32,256]})"), cv_npu());
   const Kernel& cube = *std::find_if(fused.program.kernels.begin(), fused.program.kernels.end(),
                                      [](const Kernel& k) { return k.uses_cube; });
   std::set<int> aic, aiv;
@@ -250,8 +304,8 @@ TEST(CompileDispatch, L2GroupVisitsGroupsOfMDimByNDim) {
   EXPECT_EQ(order, expected);
 }
 
-TEST(CompileSplitK, ChunksFollowTheCoreCountAndAZeroKernelComesFirst) {
-  // 1 tile, K = 1024 in steps of 64: ceil(24 / 1) = 24 wanted, capped at 16 steps -> 16 chunks.
+TEST(CompileSplitK, OneChunkPerKL1AndAZeroKernelComesFirst) {
+  // PyPTO's enable_split_k: K = 1024 in kL1 = 64 parts -> 16 chunks of one tile each.
   const TensorGraph g = graph_of("matmul|64,1024,64|fp32");
   const Compiled c =
       compile(g, TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"), npu());
@@ -271,24 +325,24 @@ TEST(CompileSplitK, ChunksFollowTheCoreCountAndAZeroKernelComesFirst) {
     for (const Instr& in : c.program.blocks[c.program.tasks[id].block].instrs) fills |= in.op == Opcode::TFILL;
   EXPECT_TRUE(fills);
 
-  // Enough tiles for every core: one chunk, no zero kernel, no atomic add.
-  const Compiled wide = compile(graph_of("matmul|512,256,768|fp32"),
+  // K within one kL1: one chunk, no zero kernel, no atomic add.
+  const Compiled wide = compile(graph_of("matmul|512,64,768|fp32"),
                                 TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"),
                                 npu());
   ASSERT_EQ(wide.program.kernels.size(), 1u);
   EXPECT_FALSE(wide.program.blocks[0].instrs.back().accumulate);
 }
 
-TEST(CompileSplitK, UnevenStepsLeaveFewerChunks) {
-  // 3 x 3 tiles and 6 K steps: 24 cores want ceil(24/9) = 3 chunks of 2 steps each.
+TEST(CompileSplitK, TheChunkCountIgnoresTheCores) {
+  // 3 x 3 tiles and 6 K steps: 6 chunks, however many cores there are.
   const TensorGraph g = graph_of("matmul|48,96,48|fp32");
   const Compiled c =
       compile(g, TileConfig::parse(R"({"cube":{"m":[16,16],"k":[16,16],"n":[16,16],"split_k":true}})"), npu());
   const Kernel& mm = c.program.kernels.back();
-  EXPECT_EQ(mm.tasks.size(), 9u * 3u);
+  EXPECT_EQ(mm.tasks.size(), 9u * 6u);
   std::set<int64_t> chunks;
   for (int id : mm.tasks) chunks.insert(c.program.tasks[id].tile_index.back());
-  EXPECT_EQ(chunks, (std::set<int64_t>{0, 1, 2}));
+  EXPECT_EQ(chunks, (std::set<int64_t>{0, 1, 2, 3, 4, 5}));
 }
 
 // ---- Execute graph and dumps ------------------------------------------------------------------

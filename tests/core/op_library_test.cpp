@@ -161,8 +161,7 @@ TEST(HandPicked, MatmulTilesFromTheGuide) {
   EXPECT_EQ(picked("matmul", {129, 64, 64}, DType::F16).cube->mL0, 128);
   EXPECT_EQ(picked("batch_matmul", {8, 96, 64, 64}, DType::F16).cube->mL0, 96);
   const TileConfig t = picked("matmul", {4096, 4096, 4096}, DType::F16);
-  EXPECT_EQ(t.nbuffer, 2);
-  EXPECT_FALSE(t.vec || t.fusion || t.l2_group);
+  EXPECT_FALSE(t.vec || t.fusion || t.l2_group || t.nbuffer);  // the compiler picks the depth
   EXPECT_EQ(picked("matmul_bias_gelu", {256, 256, 256}, DType::F16).vec, (Shape{64, 512}));
 }
 
@@ -177,8 +176,8 @@ TEST(HandPicked, VectorTiles) {
   const TileConfig att = picked("attention", {2, 8, 512, 128}, DType::F16);
   EXPECT_EQ(att.cube, cube(64, 64, 64, 64, 64, 64));
   EXPECT_EQ(att.vec, (Shape{1, 1, 16, 512}));
-  EXPECT_EQ(att.nbuffer, 2);
-  EXPECT_FALSE(att.fusion);
+  EXPECT_FALSE(att.fusion || att.nbuffer);
+  EXPECT_EQ(picked("flash_attention", {1, 2, 256, 256, 64}, DType::F16).nbuffer, 2);  // its kernel's preload
 }
 
 TEST(RandomInputs, DeterministicPerSeedAndDistinctPerInput) {

@@ -24,7 +24,7 @@ namespace {
 
 TensorGraph graph_of(const std::string& key) { return build_graph(Workload::parse_key(key)); }
 
-std::vector<std::vector<int>> groups_of(const TensorGraph& g) { return partition_graph(g, std::nullopt).fusion; }
+std::vector<std::vector<int>> groups_of(const TensorGraph& g) { return partition_graph(g, std::nullopt, true).fusion; }
 
 NodeId node_named(const TensorGraph& g, const std::string& name) {
   for (const Node& n : g.nodes())
@@ -35,7 +35,7 @@ NodeId node_named(const TensorGraph& g, const std::string& name) {
 // The usage Error's message of partitioning with `fusion`, or "" if it was accepted.
 std::string fusion_error(const TensorGraph& g, const std::vector<std::vector<int>>& fusion) {
   try {
-    partition_graph(g, fusion);
+    partition_graph(g, fusion, true);
   } catch (const Error& e) {
     EXPECT_EQ(e.category(), ErrorCategory::Usage);
     return e.what();
@@ -76,7 +76,7 @@ TEST(FusionPartition, ValidGroupsAreAcceptedAndOrderedByDependency) {
   std::vector<std::vector<int>> singles;
   for (NodeId id : g.compute_nodes()) singles.push_back({id});
   std::reverse(singles.begin(), singles.end());  // listed backwards: the partition orders them
-  const Partition p = partition_graph(g, singles);
+  const Partition p = partition_graph(g, singles, true);
   ASSERT_EQ(p.kernels.size(), singles.size());
   for (size_t i = 0; i < p.kernels.size(); ++i)
     for (int a : p.kernels[i].after) EXPECT_LT(a, static_cast<int>(i));
@@ -152,7 +152,7 @@ TEST(FusionPartition, CyclicGroupsAreRejected) {
 
 TEST(VectorBody, IterationSpaceIsTheWidestTensorAndReductionsAreMarked) {
   const TensorGraph g = graph_of("layernorm|16,48|bf16");
-  const Partition p = partition_graph(g, std::nullopt);
+  const Partition p = partition_graph(g, std::nullopt, true);
   ASSERT_EQ(p.kernels.size(), 1u);
   const VectorBody& b = p.kernels[0].body;
   EXPECT_EQ(b.iteration, (Shape{16, 48}));
@@ -173,7 +173,7 @@ TEST(UbAllocation, LiveBuffersNeverOverlapAndDeadOnesAreReused) {
   std::mt19937 rng(5);
   for (const char* key : {"layernorm|64,512|fp32", "softmax|64,300|fp16", "gelu|64,512|bf16", "rmsnorm|8,64|fp16"}) {
     const TensorGraph g = graph_of(key);
-    const Partition p = partition_graph(g, std::nullopt);
+    const Partition p = partition_graph(g, std::nullopt, true);
     const VectorBody& body = p.kernels[0].body;
     for (int nbuffer = 1; nbuffer <= 3; ++nbuffer) {
       const Shape tile = {std::uniform_int_distribution<int64_t>(1, body.iteration[0])(rng), body.iteration[1]};
@@ -215,7 +215,7 @@ TilePlan plan_for(const std::string& key, const std::string& config, const Targe
   static std::vector<std::unique_ptr<Partition>> keep;  // plans point into their partition
   const TensorGraph g = graph_of(key);
   const ResolvedConfig rc = resolve_config(g, TileConfig::parse(config));
-  keep.push_back(std::make_unique<Partition>(partition_graph(g, rc.fusion)));
+  keep.push_back(std::make_unique<Partition>(partition_graph(g, rc.fusion, true)));
   return expand_tiles(g, *keep.back(), rc, t);
 }
 

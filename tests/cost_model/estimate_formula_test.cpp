@@ -98,17 +98,17 @@ TilingSummary summary_of(std::vector<KernelSummary> kernels) {
 
 constexpr double kInfinityForTests = std::numeric_limits<double>::infinity();
 
-TileConfig with_nbuffer(int n) {
-  TileConfig c;
-  c.nbuffer = n;
-  return c;
+// Every kernel at n-buffer depth n (analyze puts the depth in the summary).
+TilingSummary at_depth(TilingSummary s, int n) {
+  for (KernelSummary& k : s.kernels) k.nbuffer = n;
+  return s;
 }
 
 TEST(EstimateFormula, PipesAddUpWithoutNBuffering) {
   const Target t = paper_target();
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
-  const Estimate e = model.estimate(summary_of({cube_kernel(g)}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({cube_kernel(g)}), 1), {});
   ASSERT_TRUE(e.feasible);
   EXPECT_NEAR(e.predicted_ns, 600 + 400 + 1000 + 200, 1e-9);
   EXPECT_NEAR(e.breakdown.mte2_hbm, 400, 1e-9);
@@ -125,7 +125,7 @@ TEST(EstimateFormula, NBufferingOverlapsToTheSlowestPipePlusFillAndDrain) {
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   // Slowest pipe M = 1000; the others (1200) add their share of one of the 2 steps.
-  EXPECT_NEAR(model.estimate(summary_of({cube_kernel(g)}), with_nbuffer(2)).predicted_ns,
+  EXPECT_NEAR(model.estimate(at_depth(summary_of({cube_kernel(g)}), 2), {}).predicted_ns,
               1000 + 1200 / 2.0, 1e-9);
 }
 
@@ -139,9 +139,9 @@ TEST(EstimateFormula, EachGmTransferHoldsItsPipeForTheGmLatency) {
   k.aic_gm_loads = 4 * 3;  // per task: MTE2 600 + 3 * 100, FIX 200 + 50
   k.aic_gm_stores = 4;
   const TilingSummary s = summary_of({k});
-  EXPECT_NEAR(model.estimate(s, with_nbuffer(1)).predicted_ns, 2200 + 300 + 50, 1e-9);
+  EXPECT_NEAR(model.estimate(at_depth(s, 1), {}).predicted_ns, 2200 + 300 + 50, 1e-9);
   // Overlapped: M (1000) bounds; MTE2 900, MTE1 400 and FIX 250 add half their work.
-  const Estimate e = model.estimate(s, with_nbuffer(2));
+  const Estimate e = model.estimate(at_depth(s, 2), {});
   EXPECT_NEAR(e.predicted_ns, 1000 + (900 + 400 + 250) / 2.0, 1e-9);
   EXPECT_NEAR(e.breakdown.read_latency, 300, 1e-9);
   EXPECT_NEAR(e.breakdown.write_latency, 50, 1e-9);
@@ -154,7 +154,7 @@ TEST(EstimateFormula, AKernelWaitingOnGmLatencyIsLatencyBound) {
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g);
   k.aic_gm_loads = 4 * 2;
-  EXPECT_EQ(model.estimate(summary_of({k}), with_nbuffer(2)).bound, Bound::LaunchLatency);
+  EXPECT_EQ(model.estimate(at_depth(summary_of({k}), 2), {}).bound, Bound::LaunchLatency);
 }
 
 // The pipe is named for what it mostly does. Per task MTE2 moves bytes for 600 cycles
@@ -167,7 +167,7 @@ TEST(EstimateFormula, AKernelMovingBytesMoreThanWaitingIsNamedForItsBandwidth) {
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g);
   k.aic_gm_loads = 4 * 2;
-  const Estimate e = model.estimate(summary_of({k}), with_nbuffer(2));
+  const Estimate e = model.estimate(at_depth(summary_of({k}), 2), {});
   ASSERT_GT(e.breakdown.read_latency, e.breakdown.mte2_hbm);
   ASSERT_LT(e.breakdown.read_latency, e.breakdown.mte2_hbm + e.breakdown.mte2_l2);
   EXPECT_EQ(e.bound, Bound::Hbm);
@@ -178,7 +178,7 @@ TEST(EstimateFormula, TailWaveCountsWholeAndLeavesCoresIdle) {
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   // 5 equal tasks on 4 cores: the busiest core runs two.
-  const Estimate e = model.estimate(summary_of({cube_kernel(g, 5)}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({cube_kernel(g, 5)}), 1), {});
   EXPECT_EQ(e.kernels.at(0).waves, 2);
   EXPECT_NEAR(e.kernels.at(0).idle_fraction, 1 - 5.0 / 8.0, 1e-12);
   EXPECT_NEAR(e.predicted_ns, 2 * 2200, 1e-9);
@@ -190,7 +190,7 @@ TEST(EstimateFormula, FewerTilesThanCoresIsImbalanced) {
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g, 1);
   k.tile_counts = {1, 1};
-  const Estimate e = model.estimate(summary_of({k}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({k}), 1), {});
   EXPECT_NEAR(e.kernels.at(0).idle_fraction, 0.75, 1e-12);
   EXPECT_EQ(e.bound, Bound::Imbalance);
 }
@@ -205,7 +205,7 @@ TEST(EstimateFormula, OverheadsArePerTaskPerInstructionAndPerLaunch) {
   const CostModel model(g, t, c);
   KernelSummary k = cube_kernel(g, 8);  // two waves on four cores
   k.instructions = 8 * 50;
-  const Estimate e = model.estimate(summary_of({k}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({k}), 1), {});
   EXPECT_NEAR(e.predicted_ns, 2 * 2200 + 2 * 30 + 2 * 50 * 2 + 1000, 1e-9);
   EXPECT_NEAR(e.breakdown.task, 60, 1e-9);
   EXPECT_NEAR(e.breakdown.instr, 200, 1e-9);
@@ -218,7 +218,7 @@ TEST(EstimateFormula, SharedHbmBandwidthIsARoofline) {
   t.l2_bytes = 6000;
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
-  const Estimate e = model.estimate(summary_of({cube_kernel(g)}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({cube_kernel(g)}), 1), {});
   // HBM bytes: the misses (half of 32000 operand bytes) plus what the L2 cannot absorb
   // of the 16000 written.
   EXPECT_NEAR(e.hbm_bytes, 16000 + (16000 - 6000), 1e-9);
@@ -247,12 +247,12 @@ TEST(EstimateFormula, L2GroupingChangesTheHitRatioAsTheGuideSays) {
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   const KernelSummary k = many_wave_kernel(g, false);
-  TileConfig row_major = with_nbuffer(2);
-  TileConfig grouped = row_major;
+  const TileConfig row_major;
+  TileConfig grouped;
   grouped.l2_group = std::make_pair(int64_t{6}, int64_t{4});
   // 48 waves: the cold first one costs at most 1/48 of the steady-state hits.
   for (const auto& [config, hit] : {std::pair{row_major, guide_hit(1, 24)}, std::pair{grouped, guide_hit(6, 4)}}) {
-    const double predicted = model.estimate(summary_of({k}), config).kernels.at(0).l2_hit_ratio;
+    const double predicted = model.estimate(at_depth(summary_of({k}), 2), config).kernels.at(0).l2_hit_ratio;
     EXPECT_LT(predicted, hit);
     EXPECT_GT(predicted, hit - 1.0 / 48);
   }
@@ -265,8 +265,8 @@ TEST(EstimateFormula, OperandsThatFitInL2HitAcrossWaves) {
   const CostModel model(g, t, paper_coefficients(t));
   // Row-major: each row's A panel is cold in the wave that first reaches it (its 24 tiles),
   // B's panels only in the first wave; every later re-read finds them in L2.
-  const Estimate fits = model.estimate(summary_of({many_wave_kernel(g, true)}), with_nbuffer(2));
-  const Estimate spills = model.estimate(summary_of({many_wave_kernel(g, false)}), with_nbuffer(2));
+  const Estimate fits = model.estimate(at_depth(summary_of({many_wave_kernel(g, true)}), 2), {});
+  const Estimate spills = model.estimate(at_depth(summary_of({many_wave_kernel(g, false)}), 2), {});
   EXPECT_GT(fits.kernels.at(0).l2_hit_ratio, spills.kernels.at(0).l2_hit_ratio);
   EXPECT_GT(fits.kernels.at(0).l2_hit_ratio, 0.4);
   // HBM reads: each operand's distinct bytes once.
@@ -284,9 +284,9 @@ TEST(EstimateFormula, AOneWaveGridWaitsOnItsColdFills) {
   k.aic_tasks = 24;
   k.gm_read_bytes = 8000.0 * 24;
   k.reads = {{0, 4000.0 * 24, 4000.0 * 4, false}, {1, 4000.0 * 24, 4000.0 * 6, false}};
-  TileConfig config = with_nbuffer(2);
+  TileConfig config;
   config.l2_group = std::make_pair(int64_t{4}, int64_t{6});
-  const Estimate e = model.estimate(summary_of({k}), config);
+  const Estimate e = model.estimate(at_depth(summary_of({k}), 2), config);
   EXPECT_LT(e.kernels.at(0).l2_hit_ratio, guide_hit(4, 6));
   EXPECT_NEAR(e.kernels.at(0).l2_hit_ratio, 0, 1e-12);
   EXPECT_NEAR(e.hbm_bytes, 4000.0 * 10, 1e-6);
@@ -306,7 +306,7 @@ TEST(EstimateFormula, VectorCyclesFollowTheLatencyParallelismTable) {
   // fp16 add: latency 6, 128 elements per 256 B at 128 per cycle -> 1 cycle per repeat.
   // fp32 exp: latency 12, 64 elements per 256 B at 32 per cycle -> 2 cycles per repeat.
   k.vector_work = {{OpKind::Add, false, DType::F16, 10, 30, 0}, {OpKind::Exp, false, DType::F32, 5, 25, 0}};
-  const Estimate e = model.estimate(summary_of({k}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({k}), 1), {});
   EXPECT_NEAR(e.breakdown.vector, (10 * 6 + 20 * 1) + (5 * 12 + 20 * 2), 1e-9);
   EXPECT_EQ(e.bound, Bound::Imbalance);  // one task on eight AIV cores
 }
@@ -346,7 +346,7 @@ TEST(EstimateFormula, AVectorTaskWaitsOnceOnEachGmLatency) {
   const Target t = latency_target(100);
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
-  const Estimate e = model.estimate(summary_of({vector_kernel(4)}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({vector_kernel(4)}), 1), {});
   EXPECT_NEAR(e.breakdown.read_latency, 4 * 100, 1e-9);
   EXPECT_NEAR(e.breakdown.write_latency, 4 * 50, 1e-9);
   // One slot: loads (150 + 100 latency) take turns with V (500); each store (100 + 50)
@@ -355,7 +355,7 @@ TEST(EstimateFormula, AVectorTaskWaitsOnceOnEachGmLatency) {
   // A task that stores from the bytes it loaded into holds them until its store ends.
   KernelSummary in_place = vector_kernel(4);
   in_place.loads_clear_of_stores = false;
-  EXPECT_NEAR(model.estimate(summary_of({in_place}), with_nbuffer(1)).predicted_ns, 4 * (150 + 100 + 500 + 100 + 50),
+  EXPECT_NEAR(model.estimate(at_depth(summary_of({in_place}), 1), {}).predicted_ns, 4 * (150 + 100 + 500 + 100 + 50),
               1e-9);
 }
 
@@ -370,7 +370,7 @@ TEST(EstimateFormula, DoubleBufferedVectorTasksApproachTheirSlowestPipe) {
   const CostModel model(g, t, paper_coefficients(t));
   double previous_ratio = kInfinityForTests;
   for (int64_t waves : {1, 2, 8, 64, 512}) {
-    const Estimate e = model.estimate(summary_of({vector_kernel(waves)}), with_nbuffer(2));
+    const Estimate e = model.estimate(at_depth(summary_of({vector_kernel(waves)}), 2), {});
     const double slowest_pipe = 600.0 * waves;
     EXPECT_NEAR(e.predicted_ns, slowest_pipe + 150 + 150, 1e-9) << waves << " waves";
     const double ratio = e.predicted_ns / slowest_pipe;
@@ -387,9 +387,9 @@ TEST(EstimateFormula, DoubleBufferedVectorTasksWaitOnTheirLatencyChainsTwoAtATim
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   const TilingSummary s = summary_of({vector_kernel(16)});
-  EXPECT_NEAR(model.estimate(s, with_nbuffer(2)).predicted_ns, 16 * 1800 / 2.0, 1e-9);
-  EXPECT_NEAR(model.estimate(s, with_nbuffer(4)).predicted_ns, 600 * 16 + 150 + 1050, 1e-9);
-  EXPECT_NEAR(model.estimate(s, with_nbuffer(1)).predicted_ns, 16 * (1150 + 500) + 150, 1e-9);  // stores hide
+  EXPECT_NEAR(model.estimate(at_depth(s, 2), {}).predicted_ns, 16 * 1800 / 2.0, 1e-9);
+  EXPECT_NEAR(model.estimate(at_depth(s, 4), {}).predicted_ns, 600 * 16 + 150 + 1050, 1e-9);
+  EXPECT_NEAR(model.estimate(at_depth(s, 1), {}).predicted_ns, 16 * (1150 + 500) + 150, 1e-9);  // stores hide
 }
 
 // One task per core has nothing to overlap: every nbuffer prices the task's sum, which
@@ -409,7 +409,7 @@ TEST(EstimateFormula, ASingleVectorTaskIsTheSumOfItsPipes) {
   k.aiv_gm_stores = 1;
   const TilingSummary s = summary_of({k});
   for (int nbuffer : {1, 2, 4}) {
-    EXPECT_NEAR(model.estimate(s, with_nbuffer(nbuffer)).predicted_ns, 150 + 100 + 500 + 100 + 50, 1e-9)
+    EXPECT_NEAR(model.estimate(at_depth(s, nbuffer), {}).predicted_ns, 150 + 100 + 500 + 100 + 50, 1e-9)
         << "nbuffer " << nbuffer;
   }
 }
@@ -424,7 +424,7 @@ TEST(EstimateFormula, FusedEpilogueRunsAsATwoStagePipelineOnSplitCores) {
   k.gm_write_bytes += 8 * 1000.0;       // the epilogue's output
   k.aiv_tasks = 8;                      // one wave on eight AIV cores
   k.vector_work = {{OpKind::Add, false, DType::F16, 1, 101, 0}};  // 6 + 100 cycles over all tasks
-  const Estimate e = model.estimate(summary_of({k}), with_nbuffer(1));
+  const Estimate e = model.estimate(at_depth(summary_of({k}), 1), {});
   const double aic = 2 * 2200;
   // AIV per task: MTE2 4000/20 from L2, V 106/8 of the whole, MTE3 1000/10.
   const double aiv = 4000 / 20.0 + 106 / 8.0 + 1000 / 10.0;
@@ -438,9 +438,9 @@ TEST(EstimateFormula, SoftCapacityOverflowSlowsComputeOnTheHost) {
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g);
   k.footprint[MemLevel::L1] = t.l1 * 2;  // half of it spills
-  EXPECT_NEAR(model.estimate(summary_of({k}), with_nbuffer(1)).breakdown.cube, 1000 * 1.5, 1e-9);
+  EXPECT_NEAR(model.estimate(at_depth(summary_of({k}), 1), {}).breakdown.cube, 1000 * 1.5, 1e-9);
   k.footprint[MemLevel::L1] = t.l1;  // fits
-  EXPECT_NEAR(model.estimate(summary_of({k}), with_nbuffer(1)).breakdown.cube, 1000, 1e-9);
+  EXPECT_NEAR(model.estimate(at_depth(summary_of({k}), 1), {}).breakdown.cube, 1000, 1e-9);
 }
 
 TEST(EstimateFormula, TermsAreLinearInTheCoefficients) {
@@ -453,11 +453,11 @@ TEST(EstimateFormula, TermsAreLinearInTheCoefficients) {
   const CostModel model(g, t, c);
   const TilingSummary s = summary_of({cube_kernel(g, 7)});
   for (int nbuffer : {1, 2}) {
-    const TimeTerms terms = model.terms(s, with_nbuffer(nbuffer), c);
+    const TimeTerms terms = model.terms(at_depth(s, nbuffer), {}, c);
     double sum = 0;
     for (int j = 0; j < kNumCoefs; ++j) sum += c.value[j] * terms.amount(coef_at(j));
     EXPECT_NEAR(sum, terms.value(), 1e-9 * terms.value());
-    EXPECT_NEAR(terms.value(), model.estimate(s, with_nbuffer(nbuffer)).predicted_ns, 1e-9 * terms.value());
+    EXPECT_NEAR(terms.value(), model.estimate(at_depth(s, nbuffer), {}).predicted_ns, 1e-9 * terms.value());
   }
 }
 
@@ -483,7 +483,7 @@ TEST(EstimateFormula, ReportsCarryTheFieldsExplainPrints) {
   const Target t = paper_target();
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
-  const Estimate e = model.estimate(summary_of({cube_kernel(g)}), with_nbuffer(2));
+  const Estimate e = model.estimate(at_depth(summary_of({cube_kernel(g)}), 2), {});
   const nlohmann::json j = e.to_json();
   for (const char* key : {"feasible", "violations", "predicted_ns", "breakdown", "bound",
                           "arithmetic_intensity", "kernels"}) {

@@ -198,12 +198,51 @@ TEST(SpaceGenerator, BadOptionsAndIndicesAreUsageErrors) {
   EXPECT_FALSE(space.index_of(foreign));
 }
 
-TEST(SpaceGenerator, MoreNbufferDepthsWhenAsked) {
+// PyPTO has no buffer-depth setter: only flash_attention, whose depth is its kernel's
+// QK preload, has an n-buffer axis; other ops leave the depth to the compiler.
+TEST(SpaceGenerator, NbufferIsAnAxisOfFlashAttentionOnly) {
+  const Workload fa = Workload::parse_key("flash_attention|1,2,256,512,64|fp16");
+  const SpaceGenerator space = SpaceGenerator::for_workload(fa, npu(), {.max_nbuffer = 4});
+  EXPECT_EQ(space.axes().nbuffer, (std::vector<std::optional<int>>{1, 2, 3, 4}));
   const Workload w = Workload::parse_key("gelu|128,512|fp16");
-  const SpaceGenerator space = SpaceGenerator::for_workload(w, npu(), {.max_nbuffer = 4});
-  EXPECT_EQ(space.axes().nbuffer, (std::vector<int>{1, 2, 3, 4}));
+  const SpaceGenerator gelu = SpaceGenerator::for_workload(w, npu(), {.max_nbuffer = 4});
+  EXPECT_EQ(gelu.axes().nbuffer, (std::vector<std::optional<int>>{std::nullopt}));
+  for (uint64_t i = 0; i < gelu.size(); ++i) EXPECT_FALSE(gelu.at(i).nbuffer);
   const SpaceGenerator single = SpaceGenerator::for_workload(w, npu(), {.fusion_variants = false});
   EXPECT_EQ(single.axes().fusion.size(), 1u);
+}
+
+// PyPTO's matmul guide (docs/zh/tutorials/debug/matmul_performance_guide.md, 减少重复载入)
+// recommends A resident in L1 for 96,1536,3072 fp16: the space holds it and it fits.
+TEST(SpaceGenerator, HoldsTheGuidesResidentATiles) {
+  const Workload w = Workload::parse_key("matmul|96,1536,3072|fp16");
+  const SpaceGenerator space = SpaceGenerator::for_workload(w, npu());
+  const TileConfig guide = TileConfig::parse(R"({"cube":{"m":[96,96],"k":[64,1536,256],"n":[128,128]}})");
+  const std::optional<uint64_t> at = space.index_of(guide);
+  ASSERT_TRUE(at);
+  EXPECT_EQ(space.at(*at).cube, guide.cube);
+  EXPECT_TRUE(analyze(build_graph(w), guide, npu()).feasible);
+}
+
+// On A2/A3 no fusion choice puts the matmul in a group with vector ops (PyPTO's
+// sg_set_scope rule); on the 950 the space offers such groups.
+TEST(SpaceGenerator, FusesCubeWithVectorOnlyWhereTheTargetAllows) {
+  const Workload w = Workload::parse_key("matmul_bias_gelu|256,512,256|fp16");
+  auto mixes = [&](const std::optional<FusionGroups>& f, const TensorGraph& g, const Target& t) {
+    TileConfig c = default_config(w, g, t);
+    c.fusion = f;
+    const TilingSummary s = analyze(g, c, t);
+    return std::any_of(s.kernels.begin(), s.kernels.end(), [&](const KernelSummary& k) {
+      return k.nodes.size() > 1 && std::any_of(k.nodes.begin(), k.nodes.end(),
+                                               [&](NodeId n) { return g.node(n).kind == OpKind::Matmul; });
+    });
+  };
+  const TensorGraph g = build_graph(w);
+  const SpaceGenerator a2 = SpaceGenerator::for_workload(w, npu());
+  for (const std::optional<FusionGroups>& f : a2.axes().fusion) EXPECT_FALSE(mixes(f, g, npu()));
+  const SpaceGenerator a5 = SpaceGenerator::for_workload(w, pto::testing::cv_npu());
+  EXPECT_TRUE(std::any_of(a5.axes().fusion.begin(), a5.axes().fusion.end(),
+                          [&](const auto& f) { return mixes(f, g, pto::testing::cv_npu()); }));
 }
 
 }  // namespace
