@@ -71,6 +71,20 @@ void add_config_option(po::options_description& options) {
                         "op's hand-picked config fitted to the shape and target");
 }
 
+void add_emit_option(po::options_description& options) {
+  options.add_options()("emit", po::value<std::string>(),
+                        "pypto: print the PyPTO module of the config (its tiles per stage, apply(), the kernel "
+                        "with its fusion scopes and L2 loops, JIT_OPTIONS) instead of the report");
+}
+
+bool emit_pypto_from(const po::variables_map& vm) {
+  if (!vm.count("emit")) return false;
+  const std::string format = vm["emit"].as<std::string>();
+  if (format != "pypto") usage_error("--emit: unknown format '" + format + "' (known: pypto)");
+  if (vm.count("json") && vm["json"].as<bool>()) usage_error("--emit pypto and --json: give one of them");
+  return true;
+}
+
 namespace {
 
 // An l2_group wider than the matmul's tile grid (or given for an op with no matmul)

@@ -60,6 +60,13 @@ void add_config_option(po::options_description& options);
 TileConfig config_from(const po::variables_map& vm, const Workload& w, const TensorGraph& g,
                        const Target& t);
 
+// --emit FORMAT of tune and lookup: what to print instead of the report. The one format,
+// "pypto", is the PyPTO module of the config (core/pypto_module.h).
+void add_emit_option(po::options_description& options);
+// Whether --emit pypto was given; another value, or --emit with --json, is a usage Error
+// naming it.
+bool emit_pypto_from(const po::variables_map& vm);
+
 // Columns padded to their widest cell, two spaces apart; the header is upper-cased
 // (an empty header: no header line, for key/value listings).
 void print_table(std::ostream& out, const std::vector<std::string>& header,

@@ -1,8 +1,9 @@
 // `pto-tune lookup`: what the JIT would compile a workload with — the config the tuning
 // database serves through db::DbConfigProvider, the PyPTO calls that set it, and where
 // it came from (exact, nearest tuned shape, the cost model's pick, the default; stale
-// when made under other versions or another description of the target). It never
-// measures and never writes the database.
+// when made under other versions or another description of the target); with --emit
+// pypto, the config's PyPTO module (core/pypto_module.h) instead. It never measures and
+// never writes the database.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "cli/commands.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
+#include "core/pypto_module.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 
@@ -26,6 +28,7 @@ int run_lookup(const Args& args) {
        "measured before simulated before predicted")
       ("db", po::value<std::string>(), "tuning database file; default $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
       ("json", po::bool_switch(), "print JSON: workload, target, config, source, from_shape, stale, stale_reason, pypto, db");
+  add_emit_option(options);
   const auto vm = parse_command(
       args, options,
       {"lookup", "--op OP --shapes DIMS [options]",
@@ -33,9 +36,12 @@ int run_lookup(const Args& args) {
        "and where it came from: exact (tuned for this shape), nearest (the tuned config of\n"
        "the nearest shape that still fits), model (the cost model's pick) or default. A\n"
        "record made by another compiler or cost-model version, or for another description\n"
-       "of the target, is reported as stale. Nothing is measured or written.",
-       "pto-tune lookup --op matmul --shapes 1000,4096,1024 --dtype fp16 --target ascend910b1 --db tune.db"});
+       "of the target, is reported as stale. Nothing is measured or written. --emit pypto\n"
+       "prints the config as a Python module to import in a PyPTO kernel instead.",
+       "pto-tune lookup --op matmul --shapes 1000,4096,1024 --dtype fp16 --target ascend910b1 --db tune.db\n"
+       "  pto-tune lookup --op softmax --shapes 1000,4096 --target ascend910b1 --emit pypto > softmax_tiles.py"});
   if (!vm) return 0;
+  const bool emit_pypto = emit_pypto_from(*vm);
   const Target target = target_from(*vm);
   const Workload w = workload_from(*vm, target);
   build_graph(w);  // a bad workload is a usage error before any lookup
@@ -45,6 +51,13 @@ int run_lookup(const Args& args) {
   db::DbConfigProvider provider(path, lookup_options);
   const ConfigChoice choice = provider.choose(w, target);
 
+  if (emit_pypto) {
+    const ModuleNote note{"pto-tune lookup in " + path + ": " + config_source_name(choice.source) +
+                              (choice.from_shape ? " (nearest tuned shape " + shape_str(*choice.from_shape) + ")" : ""),
+                          choice.stale ? "stale: " + choice.stale_reason : ""};
+    std::cout << pypto_module(w, target, choice.config, note);
+    return 0;
+  }
   if ((*vm)["json"].as<bool>()) {
     nlohmann::json j{{"workload", w.key()},
                      {"target", target.name},

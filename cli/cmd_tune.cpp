@@ -2,7 +2,8 @@
 // the product. It builds the workload's runner (cpu on the host, sim on an NPU target)
 // and opens the tuning database, hands both to the tuner (search/tuner.h), and prints
 // the winner as the PyPTO calls a user pastes (core/pypto_calls.h), its time beside
-// the default's, and what the search did.
+// the default's, and what the search did; with --emit pypto, the winner's PyPTO module
+// (core/pypto_module.h) instead.
 //
 // A progress bar with an ETA goes to stderr when it is a terminal. Ctrl-C stops the
 // tuner after the measurement in flight: everything measured is already stored, the
@@ -20,6 +21,7 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
+#include "core/pypto_module.h"
 #include "cost_model/calibration_store.h"
 #include "cost_model/format_ns.h"
 #include "db/tuning_db.h"
@@ -83,6 +85,16 @@ void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) 
   print_table(std::cout, {}, rows);
 }
 
+// Where the winner came from, for the module's header.
+ModuleNote provenance(const search::TuneResult& r) {
+  ModuleNote note;
+  note.source = "pto-tune tune, " + r.backend + " backend, strategy " + r.strategy + ": " +
+                format_ns(r.best.time_ns()) + " " + time_kind(r.backend);
+  if (r.has_default()) note.source += " (the default config: " + format_ns(r.baseline.time_ns()) + ")";
+  if (r.stopped) note.caveat = "the search was stopped early: the best config measured so far";
+  return note;
+}
+
 }  // namespace
 
 int run_tune(const Args& args) {
@@ -102,6 +114,7 @@ int run_tune(const Args& args) {
       ("db", po::value<std::string>(),
        "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
       ("json", po::bool_switch(), "print the result as JSON");
+  add_emit_option(options);
   const auto vm = parse_command(
       args, options,
       {"tune", "--op OP --shapes DIMS [options]   (or: pto-tune --op OP --shapes DIMS [options])",
@@ -111,9 +124,13 @@ int run_tune(const Args& args) {
        "and stores every measurement in the tuning database, where 'pto-tune lookup' and\n"
        "the JIT find the winner. Prints the winner as PyPTO calls, its time against the\n"
        "default's and what the search did. Ctrl-C stops after the measurement in flight\n"
-       "and keeps what was measured; a second Ctrl-C exits at once.",
-       "pto-tune tune --op matmul --shapes 1024,1024,1024 --budget 32"});
+       "and keeps what was measured; a second Ctrl-C exits at once. --emit pypto prints\n"
+       "the winner as a Python module to import in a PyPTO kernel instead: its tiles per\n"
+       "stage, apply(pypto) making the setter calls, and the op's kernel body.",
+       "pto-tune tune --op matmul --shapes 1024,1024,1024 --budget 32\n"
+       "  pto-tune tune --op matmul --shapes 4096,4096,4096 --target ascend910b1 --emit pypto > matmul_tiles.py"});
   if (!vm) return 0;
+  const bool emit_pypto = emit_pypto_from(*vm);
 
   search::TuneOptions tune_options;
   tune_options.strategy = (*vm)["strategy"].as<std::string>();
@@ -152,7 +169,9 @@ int run_tune(const Args& args) {
   const search::TuneResult result = search::tune(w, target, *runners.search, *db, tune_options);
   bar.finish();
 
-  if ((*vm)["json"].as<bool>()) {
+  if (emit_pypto) {
+    std::cout << pypto_module(w, target, result.best.config, provenance(result));
+  } else if ((*vm)["json"].as<bool>()) {
     nlohmann::json j = result.to_json();
     j["best"]["pypto"] = pypto_calls(result.best.config);
     j["stopped"] = result.stopped;

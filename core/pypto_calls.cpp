@@ -19,11 +19,8 @@ std::string list(const std::vector<int64_t>& values) {
   return out + "]";
 }
 
-// PyPTO takes k as [kL0,kL1] when both L1 sizes agree, [kL0,kAL1,kBL1] otherwise.
 std::string cube_call(const CubeTile& c) {
-  const std::vector<int64_t> k =
-      c.kAL1 == c.kBL1 ? std::vector<int64_t>{c.kL0, c.kAL1} : std::vector<int64_t>{c.kL0, c.kAL1, c.kBL1};
-  return "pypto.set_cube_tile_shapes(" + list({c.mL0, c.mL1}) + "," + list(k) + "," + list({c.nL0, c.nL1}) +
+  return "pypto.set_cube_tile_shapes(" + list({c.mL0, c.mL1}) + "," + list(pypto_k(c)) + "," + list({c.nL0, c.nL1}) +
          (c.split_k ? ",enable_split_k=True" : "") + ")";
 }
 
@@ -36,21 +33,30 @@ std::string vec_call(const Shape& vec) {
   return "pypto.set_vec_tile_shapes(" + args + ")";
 }
 
-// Stages in the order a kernel runs them: by their number, the Cube's before the
-// vector's of the same number (c1, v1, c2, v2).
-std::vector<std::pair<std::string, StageTiles>> in_run_order(const std::map<std::string, StageTiles>& stages) {
-  std::vector<std::pair<std::string, StageTiles>> order(stages.begin(), stages.end());
+}  // namespace
+
+std::vector<std::pair<std::string, StageTiles>> pypto_stages(const TileConfig& config) {
+  std::vector<std::pair<std::string, StageTiles>> order(config.stages.begin(), config.stages.end());
   auto key = [](const std::string& name) { return std::make_pair(name.substr(1), name); };
   std::stable_sort(order.begin(), order.end(), [&](const auto& x, const auto& y) { return key(x.first) < key(y.first); });
+  if (config.cube || config.vec) order.insert(order.begin(), {kSingleStage, StageTiles{config.cube, config.vec}});
   return order;
 }
 
-}  // namespace
+std::vector<int64_t> pypto_k(const CubeTile& c) {
+  if (c.kAL1 == c.kBL1) return {c.kL0, c.kAL1};
+  return {c.kL0, c.kAL1, c.kBL1};
+}
+
+std::string pypto_nbuffer_note(const TileConfig& config) {
+  const std::string depth = std::to_string(config.nbuffer_or_default());
+  if (config.attention) return "n-buffer depth " + depth + ": the kernel's QK preload depth, a kernel argument";
+  return "n-buffer depth " + depth +
+         ": pto-tune only, PyPTO has no such setter (its compiler double-buffers by itself)";
+}
 
 std::vector<std::string> pypto_calls(const TileConfig& config) {
   std::vector<std::string> lines;
-  if (config.cube) lines.push_back(cube_call(*config.cube));
-  if (config.vec) lines.push_back(vec_call(*config.vec));
   if (config.attention) {
     const AttentionTiles& a = *config.attention;
     lines.push_back("# kernel loop (non-tensor arguments): q_tile=" + std::to_string(a.q_tile) +
@@ -58,17 +64,20 @@ std::vector<std::string> pypto_calls(const TileConfig& config) {
                     " order=" + task_order_name(a.order));
   }
   // PyPTO users set the tiles again before each stage's ops (one tile set per stage).
-  for (const auto& [name, tiles] : in_run_order(config.stages)) {
-    lines.push_back("# stage " + name + ":");
+  for (const auto& [name, tiles] : pypto_stages(config)) {
+    if (name != kSingleStage) lines.push_back("# stage " + name + ":");
     if (tiles.cube) lines.push_back(cube_call(*tiles.cube));
     if (tiles.vec) lines.push_back(vec_call(*tiles.vec));
   }
   if (config.fusion)
-    lines.push_back("# fusion: " + nlohmann::json(*config.fusion).dump() + " (kernels as graph node ids)");
-  if (config.nbuffer) lines.push_back("# n-buffer depth: " + std::to_string(*config.nbuffer));
+    lines.push_back("# fusion " + nlohmann::json(*config.fusion).dump() +
+                    " (graph node ids): pypto.set_pass_options(sg_set_scope=g) ... (sg_set_scope=-1) around "
+                    "each group's ops, g from 1 (--emit pypto writes them)");
+  if (config.nbuffer) lines.push_back("# " + pypto_nbuffer_note(config));
   if (config.l2_group) {
-    lines.push_back("# L2 grouping: " + std::to_string(config.l2_group->first) + "x" +
-                    std::to_string(config.l2_group->second) + " tiles (M x N) per wave of the core grid");
+    const std::string m = std::to_string(config.l2_group->first), n = std::to_string(config.l2_group->second);
+    lines.push_back("# L2 grouping " + m + "x" + n + ": pypto.loop over m_view = mL1*" + m + ", n_view = nL1*" + n +
+                    " views, runtime_options device_sched_mode=1 (--emit pypto writes them)");
   }
   if (lines.empty()) lines.push_back("# no tile setters: the compiler's own tiling");
   return lines;

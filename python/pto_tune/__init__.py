@@ -11,6 +11,10 @@ kernel asks the tuning database instead of hard-coding numbers::
         pto_tune.apply(pto_tune.lookup("matmul", [a.shape[0], a.shape[1], b.shape[1]]), pypto)
         out.move(pypto.matmul(a, b, a.dtype))
 
+A kernel of stages (flash_attention: c1, v1, c2, v2) calls apply(cfg, pypto, "c1") before
+each stage's ops. emit_pypto() writes a config as a whole PyPTO module instead: its tiles
+per stage, the same apply, and the op's kernel body with its fusion scopes and L2 loops.
+
 lookup() answers from the database (exact hit, else the nearest tuned shape that
 still fits, else the cost model's pick, else the op's default) and never tunes;
 tune() fills the database; run() measures one config; Database reads, exports and
@@ -27,10 +31,12 @@ from ._pto_tune import (
     DatabaseError,
     Error,
     InfeasibleConfig,
+    Stage,
     IoError,
     UsageError,
     compiler_version,
     cost_model_version,
+    emit_pypto,
     lookup,
     reload,
     target_fingerprint,
@@ -41,7 +47,8 @@ from ._pto_tune import tune as _tune
 
 __all__ = [
     "Config", "CubeTiles", "Database", "DatabaseError", "Error", "InfeasibleConfig", "IoError",
-    "Measurement", "Result", "UsageError", "apply", "compiler_version", "cost_model_version", "lookup", "reload", "run", "target_fingerprint", "tune",
+    "Measurement", "Result", "Stage", "UsageError", "apply", "compiler_version", "cost_model_version", "emit_pypto",
+    "lookup", "reload", "run", "target_fingerprint", "tune",
 ]
 
 
@@ -136,22 +143,25 @@ class Database(_Database):
     """
 
 
-def apply(cfg: Config, pypto_module: Any) -> None:
-    """Calls the module's tile setters with the config: set_cube_tile_shapes(m, k, n)
-    when the config has a cube tile, set_vec_tile_shapes(*vec) when it has a vec tile.
+def apply(cfg: Config, pypto_module: Any, stage: str | None = None) -> None:
+    """Calls the module's tile setters with the config's tiles, stage by stage in kernel
+    order (cfg.stages), or for one stage: set_cube_tile_shapes(m, k, n,
+    enable_split_k=...) where the stage has a cube tile, then set_vec_tile_shapes(*vec)
+    where it has a vec tile. The same calls as apply() of emit_pypto()'s module.
 
     Duck-typed: pypto_module is pypto itself, or anything with those two functions
     (a test's stand-in). Choices PyPTO has no setter for (n-buffering, L2 grouping,
-    fusion) are not applied; cfg.pypto_calls() shows them as comments.
+    fusion) are not applied; cfg.pypto_calls() shows them as comments and emit_pypto()
+    writes the kernel structure that expresses the L2 grouping and the fusion.
     """
     if not isinstance(cfg, Config):
         raise UsageError(f"apply: expected a pto_tune.Config, got {type(cfg).__name__}")
-    cube = cfg.cube
-    if cube is not None:
-        if cube.split_k:
-            pypto_module.set_cube_tile_shapes(cube.m, cube.k, cube.n, enable_split_k=True)
-        else:
-            pypto_module.set_cube_tile_shapes(cube.m, cube.k, cube.n)
-    vec = cfg.vec
-    if vec is not None:
-        pypto_module.set_vec_tile_shapes(*vec)
+    stages = cfg.stages
+    if stage is not None and stage not in stages:
+        raise UsageError(f"apply: unknown stage {stage!r} (the config's stages: {', '.join(stages) or 'none'})")
+    for name in stages if stage is None else (stage,):
+        cube, vec = stages[name].cube, stages[name].vec
+        if cube is not None:
+            pypto_module.set_cube_tile_shapes(cube.m, cube.k, cube.n, enable_split_k=cube.split_k)
+        if vec is not None:
+            pypto_module.set_vec_tile_shapes(*vec)

@@ -32,6 +32,13 @@ class CubeTiles:
     @property
     def split_k(self) -> bool: ...
 
+class Stage:
+    """One stage's tiles: what a kernel sets before that stage's ops."""
+    @property
+    def cube(self) -> CubeTiles | None: ...
+    @property
+    def vec(self) -> list[int] | None: ...
+
 class Config:
     """A tile config in PyPTO's vocabulary, with where it came from."""
     def __init__(self, json: str | Mapping[str, Any] | Config) -> None: ...
@@ -39,6 +46,8 @@ class Config:
     def vec(self) -> list[int] | None: ...
     @property
     def cube(self) -> CubeTiles | None: ...
+    @property
+    def stages(self) -> dict[str, Stage]: ...  # in kernel order: c1, v1, c2, v2; or the one stage 'main'
     @property
     def nbuffer(self) -> int | None: ...
     @property
@@ -59,6 +68,10 @@ Shapes = Sequence[int] | str
 def lookup(op: str, shapes: Shapes, dtype: str = "fp16", target: str = "ascend910b1",
            backend: str | None = None, db: str | None = None, model: bool = True,
            attrs: Mapping[str, int] | None = None) -> Config: ...
+
+def emit_pypto(op: str, shapes: Shapes, config: Config | Mapping[str, Any] | str, dtype: str = "fp16",
+               target: str = "ascend910b1", attrs: Mapping[str, int] | None = None) -> str: ...
+    # the PyPTO module's source: TILES, STAGES, tiles_for, apply, JIT_OPTIONS, kernel
 
 def target_fingerprint(target: str = "ascend910b1") -> str: ...
 

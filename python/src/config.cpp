@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arguments.h"
 #include "core/error.h"
 #include "core/pypto_calls.h"
+#include "core/pypto_module.h"
 
 namespace py = pybind11;
 
@@ -17,12 +19,33 @@ namespace {
 struct CubeTiles {
   CubeTile tile;
   std::vector<int64_t> m() const { return {tile.mL0, tile.mL1}; }
-  std::vector<int64_t> k() const {
-    if (tile.kAL1 == tile.kBL1) return {tile.kL0, tile.kAL1};
-    return {tile.kL0, tile.kAL1, tile.kBL1};
-  }
+  std::vector<int64_t> k() const { return pypto_k(tile); }
   std::vector<int64_t> n() const { return {tile.nL0, tile.nL1}; }
 };
+
+// One stage's tiles: what a kernel sets before that stage's ops.
+struct Stage {
+  std::optional<CubeTiles> cube;
+  std::optional<Shape> vec;
+};
+
+// The stages in kernel order, as a dict (Python keeps its insertion order).
+py::dict stages_of(const TileConfig& tiles) {
+  py::dict stages;
+  for (const auto& [name, stage] : pypto_stages(tiles)) {
+    std::optional<CubeTiles> cube;
+    if (stage.cube) cube = CubeTiles{*stage.cube};
+    stages[py::str(name)] = Stage{cube, stage.vec};
+  }
+  return stages;
+}
+
+// The module for a Config says where it came from; a dict or JSON text was given.
+ModuleNote note_of(const py::handle& config) {
+  if (!py::isinstance<Config>(config)) return {"given to pto_tune.emit_pypto", ""};
+  const Config& c = config.cast<const Config&>();
+  return {"pto_tune, config source '" + c.source + "'", c.stale ? "stale: " + c.stale_reason : ""};
+}
 
 std::string repr(const Config& c) {
   return "pto_tune.Config(" + c.tiles.to_string() + ", source='" + c.source + "'" +
@@ -56,6 +79,14 @@ void bind_config(py::module_& m) {
                ")";
       });
 
+  py::class_<Stage>(m, "Stage", "One stage's tiles: what a kernel sets before that stage's ops.")
+      .def_readonly("cube", &Stage::cube, "The cube tile (.m, .k, .n: pypto.set_cube_tile_shapes), or None.")
+      .def_readonly("vec", &Stage::vec, "The vec tile shape (pypto.set_vec_tile_shapes), or None.")
+      .def("__repr__", [](const Stage& s) {
+        return "Stage(cube=" + py::repr(py::cast(s.cube)).cast<std::string>() +
+               ", vec=" + py::repr(py::cast(s.vec)).cast<std::string>() + ")";
+      });
+
   py::class_<Config>(m, "Config",
                      "A tile config in PyPTO's vocabulary, with where it came from.\n\n"
                      "Config(json) makes one from JSON text or a dict in the canonical form\n"
@@ -77,7 +108,13 @@ void bind_config(py::module_& m) {
           },
           "The cube tile (.m, .k, .n lists: pypto.set_cube_tile_shapes), or None.")
       .def_property_readonly(
-          "nbuffer", [](const Config& c) { return c.tiles.nbuffer; }, "n-buffer depth, or None (1).")
+          "stages", [](const Config& c) { return stages_of(c.tiles); },
+          "The tile sets in kernel order, name -> Stage (.cube, .vec): flash_attention's c1, v1,\n"
+          "c2, v2; any other op's one stage 'main'. What pto_tune.apply sets, stage by stage.")
+      .def_property_readonly(
+          "nbuffer", [](const Config& c) { return c.tiles.nbuffer; },
+          "n-buffer depth, or None (1): flash_attention's QK preload depth (a kernel argument);\n"
+          "for any other op pto-tune's own, PyPTO having no buffer-depth setter.")
       .def_property_readonly(
           "l2_group",
           [](const Config& c) -> std::optional<std::vector<int64_t>> {
@@ -103,6 +140,19 @@ void bind_config(py::module_& m) {
            "for the choices PyPTO has no setter for.")
       .def("__eq__", [](const Config& a, const Config& b) { return a.tiles == b.tiles; })
       .def("__repr__", &repr);
+
+  m.def(
+      "emit_pypto",
+      [](const std::string& op, const py::handle& shapes, const py::handle& config, const std::string& dtype,
+         const std::string& target, const py::handle& attrs) {
+        return pypto_module(workload_from(op, shapes, dtype, attrs), target_named(target), tiles_from(config),
+                            note_of(config));
+      },
+      py::arg("op"), py::arg("shapes"), py::arg("config"), py::arg("dtype") = "fp16",
+      py::arg("target") = "ascend910b1", py::arg("attrs") = py::none(),
+      "The PyPTO module of a config (a Config, a dict or JSON text) for a workload, as Python\n"
+      "source: what `pto-tune tune/lookup --emit pypto` prints. Its TILES per stage, apply(pypto,\n"
+      "stage=None), tiles_for(shape), JIT_OPTIONS and kernel(pypto, *tensors).");
 }
 
 }  // namespace pto::python

@@ -1,7 +1,7 @@
 // The _pto_tune extension: the C++ half of the pto_tune package (pto_tune/__init__.py
 // wraps the dicts it returns in classes and adds apply()). One bind_* per concept:
 //   errors.cpp    pto::Error categories as Python exception classes
-//   config.cpp    Config, CubeTiles
+//   config.cpp    Config, CubeTiles, Stage, emit_pypto()
 //   lookup.cpp    lookup(), with the per-database provider cache
 //   run.cpp       run()
 //   tune.cpp      tune()

@@ -68,9 +68,9 @@ TEST(PyptoCalls, NumbersReadBackGiveTheConfig) {
     }
     for (; next < lines.size(); ++next) EXPECT_TRUE(lines[next].starts_with("# ")) << lines[next];
     const std::string all = pypto_snippet(t);
-    EXPECT_EQ(all.find("n-buffer depth: ") != std::string::npos, t.nbuffer.has_value()) << all;
-    EXPECT_EQ(all.find("L2 grouping: ") != std::string::npos, t.l2_group.has_value()) << all;
-    EXPECT_EQ(all.find("# fusion: [[0,1],[2]]") != std::string::npos, t.fusion.has_value()) << all;
+    EXPECT_EQ(all.find("# n-buffer depth ") != std::string::npos, t.nbuffer.has_value()) << all;
+    EXPECT_EQ(all.find("# L2 grouping ") != std::string::npos, t.l2_group.has_value()) << all;
+    EXPECT_EQ(all.find("# fusion [[0,1],[2]]") != std::string::npos, t.fusion.has_value()) << all;
   }
 }
 
@@ -119,6 +119,38 @@ TEST(PyptoCalls, TheGuideConfigAsTheGuideWritesIt) {
   const TileConfig t = TileConfig::parse(R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})");
   EXPECT_EQ(pypto_snippet(t, "  "), "  pypto.set_cube_tile_shapes([128,128],[64,256],[256,256])");
   EXPECT_EQ(pypto_snippet(TileConfig::parse(R"({"vec":[8,8]})")), "pypto.set_vec_tile_shapes(8,8)");
+}
+
+// PyPTO has no buffer-depth setter: an op's nbuffer is said to be pto-tune's own, while
+// flash_attention's is its kernel's preload depth.
+TEST(PyptoCalls, NbufferIsNeverASetter) {
+  EXPECT_EQ(pypto_snippet(TileConfig::parse(R"({"vec":[8,8],"nbuffer":2})")),
+            "pypto.set_vec_tile_shapes(8,8)\n"
+            "# n-buffer depth 2: pto-tune only, PyPTO has no such setter (its compiler double-buffers by itself)");
+  TileConfig attention;
+  attention.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq};
+  attention.nbuffer = 3;
+  EXPECT_EQ(pypto_calls(attention).back(), "# n-buffer depth 3: the kernel's QK preload depth, a kernel argument");
+}
+
+// The L2 grouping and the fusion groups say which PyPTO structure expresses them.
+TEST(PyptoCalls, KernelStructureIsNamedInPyptoTerms) {
+  const std::string all = pypto_snippet(TileConfig::parse(R"({"vec":[8,8],"l2_group":[6,4],"fusion":[[3],[4,5]]})"));
+  EXPECT_NE(all.find("m_view = mL1*6, n_view = nL1*4"), std::string::npos) << all;
+  EXPECT_NE(all.find("device_sched_mode=1"), std::string::npos) << all;
+  EXPECT_NE(all.find("sg_set_scope=g"), std::string::npos) << all;
+}
+
+TEST(PyptoCalls, StagesAreInKernelOrderAndAnOpsOwnTilesAreOneStage) {
+  std::vector<std::string> names;
+  TileConfig t = TileConfig::parse(R"({"stages":{"v2":{"vec":[8]},"c1":{"cube":{"m":[16,16],"k":[16,16],"n":[16,16]}},"v1":{"vec":[8]}}})");
+  for (const auto& [name, tiles] : pypto_stages(t)) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"c1", "v1", "v2"}));
+  const auto one = pypto_stages(TileConfig::parse(R"({"vec":[8,8],"nbuffer":2})"));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].first, kSingleStage);
+  EXPECT_EQ(one[0].second.vec, (Shape{8, 8}));
+  EXPECT_TRUE(pypto_stages(TileConfig::parse(R"({"nbuffer":2})")).empty());
 }
 
 TEST(PyptoCalls, AnEmptyConfigSaysSo) {

@@ -1,0 +1,461 @@
+// The PyPTO module (core/pypto_module.h). Map: the Python literals first, then the
+// module's parts top to bottom (header, docstring, tile classes, TILES, tiles_for and
+// apply, JIT_OPTIONS, TENSORS), then KernelWriter, which walks the op's Tensor Graph and writes each node
+// as the PyPTO call that computes it, with the fusion scopes and the L2 view loops.
+#include "core/pypto_module.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/op_library.h"
+#include "core/pypto_calls.h"
+#include "core/version.h"
+
+namespace pto {
+namespace {
+
+// ---- Python literals ---------------------------------------------------------------------
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::vector<std::string> texts(const std::vector<int64_t>& values) {
+  std::vector<std::string> out;
+  for (int64_t v : values) out.push_back(std::to_string(v));
+  return out;
+}
+
+// Appended rather than "[" + ...: GCC 12 warns falsely (-Wrestrict) on a literal plus a temporary.
+std::string enclosed(const char* open, const std::string& items, const char* close) {
+  return std::string(open).append(items).append(close);
+}
+
+std::string py_list(const std::vector<std::string>& items) { return enclosed("[", joined(items), "]"); }
+std::string py_tuple(const std::vector<int64_t>& values) {
+  return enclosed("(", joined(texts(values)), values.size() == 1 ? ",)" : ")");
+}
+
+// The shortest decimal that reads back as the same double, as Python's repr writes it.
+std::string py_float(double v) {
+  if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+  char text[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v) break;
+  }
+  std::string out = text;
+  return out.find_first_of(".e") == std::string::npos ? out + ".0" : out;
+}
+
+// PyPTO's name of an element type (python/pypto/enum.py), "DT_FP16".
+std::string dtype_attribute(DType t) {
+  switch (t) {
+    case DType::F32: return "DT_FP32";
+    case DType::F16: return "DT_FP16";
+    case DType::BF16: return "DT_BF16";
+    case DType::I32: return "DT_INT32";
+    case DType::I8: return "DT_INT8";
+    case DType::Bool: return "DT_BOOL";
+  }
+  internal_error("pypto_module: unknown dtype");
+}
+
+std::string dtype_constant(DType t) { return "pypto." + dtype_attribute(t); }
+
+std::string cube_literal(const CubeTile& c) {
+  return "CubeTiles(m=" + py_tuple({c.mL0, c.mL1}) + ", k=" + py_tuple(pypto_k(c)) + ", n=" +
+         py_tuple({c.nL0, c.nL1}) + ", split_k=" + (c.split_k ? "True" : "False") + ")";
+}
+
+std::string stage_literal(const StageTiles& s) {
+  std::vector<std::string> fields;
+  if (s.cube) fields.push_back("cube=" + cube_literal(*s.cube));
+  if (s.vec) fields.push_back("vec=" + py_tuple(*s.vec));
+  return "StageTiles(" + joined(fields) + ")";
+}
+
+// ---- The module's parts ------------------------------------------------------------------
+
+using Stages = std::vector<std::pair<std::string, StageTiles>>;
+
+// What the config holds that is not a PyPTO call in this module: pto-tune's own choices.
+std::vector<std::string> not_pypto_lines(const TileConfig& config) {
+  std::vector<std::string> lines;
+  if (config.nbuffer && !config.attention) lines.push_back(pypto_nbuffer_note(config));
+  if (config.reduce)
+    lines.push_back(std::string("reduce ") + reduce_form_name(*config.reduce) +
+                    ": pto-tune only, how its compiler runs a split reduction; PyPTO has no such setter");
+  return lines;
+}
+
+std::string header(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& note) {
+  std::string out = "# PyPTO tiles for " + w.key() + " on " + t.name + " (target fingerprint " + t.fingerprint() +
+                    "),\n# written by pto-tune --emit pypto (compiler " + kCompilerVersion + ").\n" +
+                    "# config: " + config.to_string() + "\n# from: " + note.source + "\n";
+  if (!note.caveat.empty()) out += "# " + note.caveat + "\n";
+  for (const std::string& line : not_pypto_lines(config)) out += "# " + line + "\n";
+  return out;
+}
+
+// The kernel's tensor arguments: the graph's inputs, then its outputs.
+struct Signature {
+  std::vector<std::string> names;
+  std::vector<const Node*> nodes;
+
+  // "a: pypto.Tensor([512, 256], pypto.DT_FP16)", as a JIT function declares it.
+  std::string declaration(size_t i) const {
+    return names[i] + ": pypto.Tensor(" + py_list(texts(nodes[i]->shape)) + ", " + dtype_constant(nodes[i]->dtype) + ")";
+  }
+};
+
+std::string tensors_constant(const Signature& sig) {
+  std::string out = "\n# The kernel's tensors, inputs then outputs: name -> (shape, element type of pypto).\nTENSORS = {\n";
+  for (size_t i = 0; i < sig.names.size(); ++i)
+    out += "    \"" + sig.names[i] + "\": (" + py_list(texts(sig.nodes[i]->shape)) + ", \"" +
+           dtype_attribute(sig.nodes[i]->dtype) + "\"),\n";
+  return out + "}\n";
+}
+
+std::string docstring(const Workload& w, const Signature& sig, bool has_kernel) {
+  std::string out = "\"\"\"PyPTO tiles for " + w.key() + ", written by pto-tune.\n\n";
+  if (!has_kernel)
+    return out + "Its kernel calls apply(pypto, stage) before each stage's ops; the loop tiles are its\n"
+                 "non-tensor arguments (TILES.q_tile, ...). The kernel's outline is at the end.\n\"\"\"\n";
+  out += "Run it inside a PyPTO JIT function:\n\n    import pypto\n    import <this module> as tuned\n\n"
+         "    @pypto.frontend.jit(**tuned.JIT_OPTIONS)\n    def " + w.op + "_kernel(\n";
+  for (size_t i = 0; i < sig.names.size(); ++i) out += "        " + sig.declaration(i) + ",\n";
+  return out + "    ):\n        tuned.kernel(pypto, " + joined(sig.names) + ")\n\"\"\"\n";
+}
+
+constexpr const char* kTileClasses = R"(
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+
+@dataclass(frozen=True)
+class CubeTiles:
+    """pypto.set_cube_tile_shapes(m, k, n, enable_split_k): m and n are [L0, L1], k is
+    [kL0, kL1] or [kL0, kAL1, kBL1]."""
+
+    m: Tuple[int, int]
+    k: Tuple[int, ...]
+    n: Tuple[int, int]
+    split_k: bool = False
+
+
+@dataclass(frozen=True)
+class StageTiles:
+    """What a kernel sets before one stage's ops."""
+
+    cube: Optional[CubeTiles] = None
+    vec: Optional[Tuple[int, ...]] = None
+
+)";
+
+// flash_attention's loop tiles: the fields the Tiles class adds after its stages.
+std::vector<std::pair<std::string, std::string>> loop_fields(const TileConfig& config) {
+  if (!config.attention) return {};
+  const AttentionTiles& a = *config.attention;
+  return {{"q_tile", std::to_string(a.q_tile)},
+          {"kv_tile", std::to_string(a.kv_tile)},
+          {"kv_split", std::to_string(a.kv_split)},
+          {"order", "\"" + std::string(task_order_name(a.order)) + "\""},
+          {"nbuffer", std::to_string(config.nbuffer_or_default())}};
+}
+
+std::string tiles_class(const Workload& w, const TileConfig& config, const Stages& stages) {
+  std::string out = "\n@dataclass(frozen=True)\nclass Tiles:\n    \"\"\"The tile sets of " + w.op +
+                    ", one field per stage in kernel order (STAGES)";
+  out += config.attention ? ", then the kernel loop's tiles:\n    non-tensor kernel arguments, part of PyPTO's JIT "
+                            "cache key; nbuffer is its QK preload depth.\"\"\"\n\n"
+                          : ".\"\"\"\n\n";
+  for (const auto& [name, tiles] : stages) out += "    " + name + ": StageTiles\n";
+  for (const auto& [name, value] : loop_fields(config)) out += "    " + name + ": " + (name == "order" ? "str" : "int") + "\n";
+  if (stages.empty() && !config.attention) out += "    pass\n";
+  return out;
+}
+
+std::string tiles_instance(const Workload& w, const TileConfig& config, const Stages& stages) {
+  std::vector<std::string> names;
+  std::string out = "\n\nTILES = Tiles(\n";
+  for (const auto& [name, tiles] : stages) {
+    names.push_back("\"" + name + "\"");
+    out += "    " + name + "=" + stage_literal(tiles) + ",\n";
+  }
+  for (const auto& [name, value] : loop_fields(config)) out += "    " + name + "=" + value + ",\n";
+  return out + ")\nSTAGES = (" + joined(names) + (names.size() == 1 ? ",)" : ")") + "\nTUNED_SHAPE = " +
+         py_tuple(w.shape) + "\n";
+}
+
+constexpr const char* kFunctions = R"(
+
+def tiles_for(shape):
+    """The tiles for a workload of `shape` (its dims, as pto-tune's --shapes gives them).
+
+    Tuned for TUNED_SHAPE only, so every shape gets TILES; a module tuned for several
+    shape buckets picks the bucket here, behind the same signature.
+    """
+    return TILES
+
+
+def apply(pypto, stage=None, tiles=TILES):
+    """Calls pypto's tile setters for one stage (a name in STAGES), or for every stage in
+    kernel order: the calls pto_tune.apply(config, pypto, stage) makes."""
+    if stage is not None and stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}: the stages are {STAGES}")
+    for name in STAGES if stage is None else (stage,):
+        tile_set = getattr(tiles, name)
+        cube = tile_set.cube
+        if cube is not None:
+            pypto.set_cube_tile_shapes(list(cube.m), list(cube.k), list(cube.n), enable_split_k=cube.split_k)
+        if tile_set.vec is not None:
+            pypto.set_vec_tile_shapes(*tile_set.vec)
+
+)";
+
+std::string jit_options(const TileConfig& config) {
+  if (!config.l2_group) return "\n# Keyword arguments of @pypto.frontend.jit.\nJIT_OPTIONS = {}\n";
+  return "\n# Keyword arguments of @pypto.frontend.jit: the L2 grouping's views pay off with L2-affine\n"
+         "# scheduling, runtime_options device_sched_mode=1 (pypto-frontend-jit.md).\n"
+         "JIT_OPTIONS = {\"runtime_options\": {\"device_sched_mode\": 1}}\n";
+}
+
+// flash_attention's kernel is not written out: its outline says where each stage's
+// setters go.
+constexpr const char* kAttentionOutline = R"(
+
+# The kernel's outline (PyPTO's flash attention samples), each stage's setters before its ops:
+#   for each (batch, head, Q block of TILES.q_tile rows) and KV split of TILES.kv_split,
+#   in TILES.order:
+#       for each KV block of TILES.kv_tile columns (TILES.nbuffer blocks of S in flight):
+#           apply(pypto, "c1"); s = pypto.matmul(q_block, k_block, pypto.DT_FP32, b_trans=True)
+#           apply(pypto, "v1"); online softmax of s: running max, p = exp(s - max), running sum
+#           apply(pypto, "c2"); o_part = pypto.matmul(p, v_block, pypto.DT_FP32)
+#           apply(pypto, "v2"); o = o * correction + o_part
+#   and the KV splits combined when TILES.kv_split > 1.
+)";
+
+// ---- The kernel ---------------------------------------------------------------------------
+
+bool is_python_keyword(const std::string& s) {
+  static const std::set<std::string> keywords = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+      "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in",
+      "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+  return keywords.count(s) > 0;
+}
+
+// Writes the op's Tensor Graph as a PyPTO kernel body, node by node in topological order.
+class KernelWriter {
+ public:
+  KernelWriter(const TensorGraph& g, const TileConfig& config) : g_(g), config_(config) {
+    reserved_ = {"pypto", "tiles", "m_view", "n_view", "m_idx", "n_idx"};
+    for (NodeId id : g.inputs()) name_node(id);
+    for (NodeId id : g.outputs()) name_node(id);
+    if (config.fusion)
+      for (size_t i = 0; i < config.fusion->size(); ++i)
+        for (int id : (*config.fusion)[i]) scope_of_[id] = static_cast<int>(i) + 1;
+  }
+
+  Signature signature() const {
+    Signature sig;
+    auto declare = [&](NodeId id) {
+      sig.names.push_back(names_.at(id));
+      sig.nodes.push_back(&g_.node(id));
+    };
+    for (NodeId id : g_.inputs()) declare(id);
+    for (NodeId id : g_.outputs()) declare(id);
+    return sig;
+  }
+
+  std::string write(const Workload& w, const Stages& stages) {
+    const Signature sig = signature();
+    line("def kernel(pypto, " + joined(sig.names) + ", tiles=TILES):");
+    ++depth_;
+    line("\"\"\"" + w.key() + " with its tiles; the tensors as TENSORS declares them.\"\"\"");
+    for (const auto& [name, tiles] : stages) line("apply(pypto, \"" + name + "\", tiles)");
+    for (NodeId id : emission_order()) write_node(g_.node(id));
+    enter_scope(-1);
+    return "\n\n" + out_;
+  }
+
+ private:
+  void line(const std::string& text) { out_ += std::string(4 * depth_, ' ') + text + "\n"; }
+
+  // A Python name for the node: its own name made an identifier, unique in the kernel.
+  const std::string& name_node(NodeId id) {
+    std::string name;
+    for (char c : g_.node(id).name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || is_python_keyword(name))
+      name = std::string("t_").append(name);
+    while (reserved_.count(name)) name.append("_").append(std::to_string(id));
+    reserved_.insert(name);
+    return names_[id] = name;
+  }
+
+  int scope_of(NodeId id) const {
+    const auto group = scope_of_.find(id);
+    return group == scope_of_.end() ? -1 : group->second;
+  }
+
+  // The nodes in an order that respects their inputs and keeps each fusion group's nodes
+  // together, the groups in the order the config lists them: each scope opens once
+  // (a group that is not convex opens again). Among ready nodes: the open scope's first,
+  // then those of no scope, then the lowest scope; ties by id, the graph's own order.
+  std::vector<NodeId> emission_order() const {
+    std::set<NodeId> done(g_.inputs().begin(), g_.inputs().end());
+    std::vector<NodeId> pending, order;
+    for (const Node& n : g_.nodes())
+      if (n.kind != OpKind::Input) pending.push_back(n.id);
+    auto ready = [&](NodeId id) {
+      const auto& inputs = g_.node(id).inputs;
+      return std::all_of(inputs.begin(), inputs.end(), [&](NodeId in) { return done.count(in) > 0; });
+    };
+    int scope = -1;
+    while (!pending.empty()) {
+      auto key = [&](NodeId id) { return std::make_tuple(scope_of(id) != scope, std::max(scope_of(id), 0), id); };
+      auto best = pending.end();
+      for (auto it = pending.begin(); it != pending.end(); ++it)
+        if (ready(*it) && (best == pending.end() || key(*it) < key(*best))) best = it;
+      order.push_back(*best);
+      done.insert(*best);
+      scope = scope_of(*best);
+      pending.erase(best);
+    }
+    return order;
+  }
+
+  bool is_output(NodeId id) const {
+    return std::find(g_.outputs().begin(), g_.outputs().end(), id) != g_.outputs().end();
+  }
+
+  // A fusion group is a scope; nodes outside every group (and views) run with none.
+  void enter_scope(int scope) {
+    if (scope == scope_) return;
+    if (scope_ != -1) line("pypto.set_pass_options(sg_set_scope=-1)");
+    if (scope != -1) line("pypto.set_pass_options(sg_set_scope=" + std::to_string(scope) + ")");
+    scope_ = scope;
+  }
+
+  void write_node(const Node& n) {
+    enter_scope(scope_of(n.id));
+    const std::string& name = is_output(n.id) ? names_.at(n.id) : name_node(n.id);
+    if (n.kind == OpKind::Matmul && config_.l2_group && config_.cube) return write_l2_matmul(n, name);
+    line(is_output(n.id) ? name + "[:] = " + expression(n) : name + " = " + expression(n));
+  }
+
+  std::string operand(const Node& n, size_t i) const { return names_.at(n.inputs.at(i)); }
+
+  std::string expression(const Node& n) const {
+    static const std::map<OpKind, std::string> calls = {
+        {OpKind::Add, "add"},   {OpKind::Sub, "sub"},    {OpKind::Mul, "mul"},     {OpKind::Div, "div"},
+        {OpKind::Max, "maximum"}, {OpKind::Min, "minimum"}, {OpKind::Exp, "exp"},   {OpKind::Log, "log"},
+        {OpKind::Sqrt, "sqrt"}, {OpKind::Rsqrt, "rsqrt"}, {OpKind::Erf, "erf"},     {OpKind::Erfc, "erfc"},
+        {OpKind::Tanh, "tanh"}, {OpKind::Neg, "neg"},    {OpKind::Abs, "abs"},     {OpKind::Sum, "sum"},
+        {OpKind::Amax, "amax"}, {OpKind::Amin, "amin"}};
+    const std::string x = n.inputs.empty() ? "" : operand(n, 0);
+    if (n.kind == OpKind::Matmul) return matmul_call(n, x, operand(n, 1));
+    if (n.kind == OpKind::Cast) return "pypto.cast(" + x + ", " + dtype_constant(n.dtype) + ")";
+    if (n.kind == OpKind::CausalMask) return causal_mask(n, x);
+    const auto call = calls.find(n.kind);
+    if (call == calls.end())
+      internal_error(std::string("pypto_module: no PyPTO form for a ") + op_kind_name(n.kind) + " node (\"" + n.name + "\")");
+    const std::string f = "pypto." + call->second;
+    if (is_reduction(n.kind))
+      return f + "(" + x + ", " + std::to_string(n.dim) + ", keepdim=" + (n.keepdim ? "True" : "False") + ")";
+    if (is_unary(n.kind)) return f + "(" + x + ")";
+    if (!n.scalar) return f + "(" + x + ", " + operand(n, 1) + ")";
+    // PyPTO's Tensor takes a scalar on its left through Python's reflected operators.
+    if (n.scalar_first && (n.kind == OpKind::Sub || n.kind == OpKind::Div))
+      return py_float(*n.scalar) + (n.kind == OpKind::Sub ? " - " : " / ") + x;
+    return f + "(" + x + ", " + py_float(*n.scalar) + ")";
+  }
+
+  static std::string matmul_call(const Node& n, const std::string& a, const std::string& b) {
+    return "pypto.matmul(" + a + ", " + b + ", " + dtype_constant(n.dtype) + (n.transpose_a ? ", a_trans=True" : "") +
+           (n.transpose_b ? ", b_trans=True" : "") + ")";
+  }
+
+  // -inf above the bottom-right-aligned diagonal, added: the causal mask of tensor_graph.h.
+  std::string causal_mask(const Node& n, const std::string& x) const {
+    const int64_t rows = n.shape[n.shape.size() - 2], cols = n.shape.back();
+    return "pypto.add(" + x + ", pypto.triu(pypto.full(" + py_list(texts({rows, cols})) + ", float(\"-inf\"), " +
+           dtype_constant(n.dtype) + "), " + std::to_string(cols - rows + 1) + "))";
+  }
+
+  // The matmul guide's L2 split: a pypto.loop over [m_view, n_view] blocks of the output,
+  // mDim x nDim Cube tiles each, every block a matmul of an A row view and a B column view.
+  // The views follow the tiles the kernel is given; a block past the shape's end holds
+  // what is left of it (valid_shape).
+  void write_l2_matmul(const Node& n, const std::string& name) {
+    const auto [m_dim, n_dim] = *config_.l2_group;
+    const size_t rank = n.shape.size();
+    const int64_t m = n.shape[rank - 2], cols = n.shape[rank - 1];
+    const std::string cube = std::string("tiles.") + kSingleStage + ".cube";
+    line("# L2 grouping [" + std::to_string(m_dim) + ", " + std::to_string(n_dim) +
+         "] (matmul_performance_guide.md): blocks of mDim x nDim Cube tiles");
+    line("m_view = min(" + cube + ".m[1] * " + std::to_string(m_dim) + ", " + std::to_string(m) + ")");
+    line("n_view = min(" + cube + ".n[1] * " + std::to_string(n_dim) + ", " + std::to_string(cols) + ")");
+    if (!is_output(n.id))
+      line(name + " = pypto.tensor(" + py_list(texts(n.shape)) + ", " + dtype_constant(n.dtype) + ", \"" + name + "\")");
+    for (const auto& [axis, extent] : {std::pair<std::string, int64_t>{"m", m}, {"n", cols}}) {
+      line("for " + axis + "_idx in pypto.loop(0, (" + std::to_string(extent) + " + " + axis + "_view - 1) // " + axis +
+           "_view, 1, name=\"LOOP_L2_" + axis + "Idx_" + name + "\", idx_name=\"" + axis + "_idx\"):");
+      ++depth_;
+    }
+    const std::string a = operand_view(n, 0, n.transpose_a ? 1 : 2, "m", m);
+    const std::string b = operand_view(n, 1, n.transpose_b ? 2 : 1, "n", cols);
+    std::vector<std::string> offsets(rank - 2, "0");
+    offsets.insert(offsets.end(), {"m_idx * m_view", "n_idx * n_view"});
+    line("pypto.assemble(" + matmul_call(n, a, b) + ", " + py_list(offsets) + ", " + name + ")");
+    depth_ -= 2;
+  }
+
+  // A view of operand `i` cut along its dim `from_end` counted from the end (the M rows of
+  // A, the N columns of B): `axis`_view long from `axis`_idx * `axis`_view, valid up to `extent`.
+  std::string operand_view(const Node& n, size_t i, size_t from_end, const std::string& axis, int64_t extent) {
+    const Node& src = g_.node(n.inputs[i]);
+    const size_t dim = src.shape.size() - from_end;
+    std::vector<std::string> shape = texts(src.shape), offsets(src.shape.size(), "0"), valid = shape;
+    shape[dim] = axis + "_view";
+    offsets[dim] = axis + "_idx * " + axis + "_view";
+    valid[dim] = "pypto.min(" + axis + "_view, " + std::to_string(extent) + " - " + offsets[dim] + ")";
+    const std::string name = operand(n, i) + "_view";
+    line(name + " = pypto.view(" + operand(n, i) + ", " + py_list(shape) + ", " + py_list(offsets) +
+         ", valid_shape=" + py_list(valid) + ")");
+    return name;
+  }
+
+  const TensorGraph& g_;
+  const TileConfig& config_;
+  std::map<NodeId, std::string> names_;
+  std::set<std::string> reserved_;
+  std::map<int, int> scope_of_;  // compute node -> its fusion group's scope id, from 1
+  int scope_ = -1;
+  int depth_ = 0;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string pypto_module(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& provenance) {
+  const TensorGraph g = build_graph(w);
+  const Stages stages = pypto_stages(config);
+  KernelWriter kernel(g, config);
+  const bool has_kernel = std::none_of(g.nodes().begin(), g.nodes().end(),
+                                       [](const Node& n) { return n.kind == OpKind::FlashAttention; });
+  return header(w, t, config, provenance) + docstring(w, kernel.signature(), has_kernel) + kTileClasses +
+         tiles_class(w, config, stages) + tiles_instance(w, config, stages) + kFunctions + jit_options(config) +
+         tensors_constant(kernel.signature()) + (has_kernel ? kernel.write(w, stages) : std::string(kAttentionOutline));
+}
+
+}  // namespace pto
