@@ -6,6 +6,7 @@
 
 #include "core/analyze.h"
 #include "core/error.h"
+#include "core/expression.h"
 #include "core/op_library.h"
 #include "core/warning.h"
 
@@ -47,6 +48,18 @@ void add_workload_options(po::options_description& options) {
       ("dtype", po::value<std::string>(), kDtypeHelp)
       ("attrs", po::value<std::string>()->default_value(""),
        "op attributes, e.g. causal=1,transpose_b=0");
+  add_expr_option(options);
+}
+
+void add_expr_option(po::options_description& options) {
+  options.add_options()("expr", po::value<std::string>(),
+                        "the elementwise op's expression: calls of add, sub, mul, div, maximum, minimum, exp, log, "
+                        "sqrt, rsqrt, abs, neg, erf, erfc, tanh on tensors (lowercase names, the inputs) and "
+                        "numbers, e.g. 'mul(add(a,b),2.0)'");
+}
+
+std::string expr_from(const po::variables_map& vm) {
+  return vm.count("expr") ? canonical_expression(vm["expr"].as<std::string>()) : std::string();
 }
 
 Workload workload_from(const po::variables_map& vm, const Target& target) {
@@ -55,6 +68,7 @@ Workload workload_from(const po::variables_map& vm, const Target& target) {
   w.shape = parse_shape_list(vm["shapes"].as<std::string>());
   w.dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : default_dtype(target);
   w.attrs = parse_attrs(vm["attrs"].as<std::string>());
+  w.expr = expr_from(vm);
   return w;
 }
 

@@ -44,8 +44,12 @@ DType default_dtype(const Target& target);
 inline constexpr const char* kDtypeHelp =
     "element type: fp32, fp16, bf16, int32, int8; default: fp16 on an NPU target, fp32 on the host";
 
-// --op, --shapes, --dtype (default_dtype of the target), --attrs.
+// --op, --shapes, --dtype (default_dtype of the target), --attrs, --expr.
 void add_workload_options(po::options_description& options);
+// --expr, the elementwise op's expression, and its canonical form ("" when not given;
+// a malformed one is a usage Error naming the bad token and its position).
+void add_expr_option(po::options_description& options);
+std::string expr_from(const po::variables_map& vm);
 // The workload the options name (an unknown op or dtype, a bad shape or attribute
 // list is a usage Error naming it); build_graph() checks it against the signature.
 Workload workload_from(const po::variables_map& vm, const Target& target);

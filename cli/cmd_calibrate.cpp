@@ -40,6 +40,7 @@ std::vector<Workload> workloads_from(const po::variables_map& vm, const Target& 
   const std::string op = find_op(vm["op"].as<std::string>()).name;
   const DType dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : default_dtype(target);
   const auto attrs = parse_attrs(vm["attrs"].as<std::string>());
+  const std::string expr = expr_from(vm);
   std::vector<Workload> out;
   for (const std::string& shapes : vm["shapes"].as<std::vector<std::string>>()) {
     Workload w;
@@ -47,6 +48,7 @@ std::vector<Workload> workloads_from(const po::variables_map& vm, const Target& 
     w.shape = parse_shape_list(shapes);
     w.dtype = dtype;
     w.attrs = attrs;
+    w.expr = expr;
     build_graph(w);  // checks the shape against the op's signature
     out.push_back(std::move(w));
   }
@@ -192,6 +194,7 @@ int run_calibrate(const Args& args) {
        "sizes of the op's signature, e.g. 512,512,512; repeat --shapes for several workloads")
       ("dtype", po::value<std::string>(), kDtypeHelp)
       ("attrs", po::value<std::string>()->default_value(""), "op attributes, e.g. causal=1");
+  add_expr_option(options);
   add_target_option(options, "ascend910b1");
   options.add_options()
       ("backend", po::value<std::string>(),

@@ -25,14 +25,15 @@ int run_ops(const Args& args) {
       args, options,
       {"ops", "[--json]",
        "Lists the operators pto-tune can compile and tune: the sizes --shapes gives (in\n"
-       "signature order), the attributes --attrs accepts and the dtypes they run in.",
+       "signature order), the attributes --attrs accepts (--expr EXPR: the op takes an\n"
+       "expression, see --help of tune) and the dtypes they run in.",
        "pto-tune ops --json"});
   if (!vm) return 0;
 
   if (vm->count("json")) {
     nlohmann::json list = nlohmann::json::array();
     for (const OpDef& op : op_library()) {
-      list.push_back({{"name", op.name}, {"signature", op.dims}, {"attrs", op.attrs},
+      list.push_back({{"name", op.name}, {"signature", op.dims}, {"attrs", op.attrs}, {"expr", op.takes_expr},
                       {"dtypes", dtype_names(op.dtypes)}, {"summary", op.summary}});
     }
     print_json(std::cout, list);
@@ -40,7 +41,8 @@ int run_ops(const Args& args) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const OpDef& op : op_library()) {
-    rows.push_back({op.name, join(op.dims, ","), op.attrs.empty() ? "-" : join(op.attrs, ","),
+    const std::string attrs = op.takes_expr ? "--expr EXPR" : op.attrs.empty() ? "-" : join(op.attrs, ",");
+    rows.push_back({op.name, join(op.dims, ","), attrs,
                     join(dtype_names(op.dtypes), ","), op.summary});
   }
   print_table(std::cout, {"op", "signature", "attrs", "dtypes", "summary"}, rows);

@@ -430,6 +430,7 @@ void summarise_cube(const passes::Partition& p, const TiledKernel& k, KernelCoun
   out.tail[r - 1] = ct.n.tail;
   out.k_steps = ct.chunk_steps;
   out.split_k = ct.chunks;
+  out.atomic_split_k = ct.chunks > 1 && ct.partials < 0;
   out.useful_flops = 2.0 * static_cast<double>(ct.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
                      static_cast<double>(s.k);
   out.aic_tasks = ct.batch * ct.m.count * ct.n.count * ct.chunks;

@@ -89,6 +89,7 @@ struct KernelSummary {
   // Cube kernels.
   int64_t k_steps = 0;       // L1-level K iterations per cube task
   int64_t split_k = 1;       // K chunks per output tile (1 without split-K)
+  bool atomic_split_k = false;  // the chunks add into the output atomically (int32); fp32 stores partials
   int64_t tmatmuls = 0;
   int64_t fractals = 0;      // fractal MACs issued, partial fractals counted whole
   double useful_flops = 0;   // 2*M*N*K over the batch

@@ -15,6 +15,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/expression.h"
 #include "core/reference_kernels.h"
 
 namespace pto {
@@ -121,6 +122,17 @@ TensorGraph build_gelu(const Workload& w) {
   GraphBuilder b;
   const NodeId x = widen(b, b.input("x", w.shape, w.dtype), w.dtype, "x_f32");
   return finish(b, narrow(b, gelu_of(b, x), w.dtype, "y"));
+}
+
+// The expression's tensors are inputs of the workload's shape, widened to fp32 for the
+// chain (as gelu's), each call one node, the result narrowed back once.
+TensorGraph build_elementwise(const Workload& w) {
+  const Expression e = parse_expression(w.expr);
+  GraphBuilder b;
+  std::vector<NodeId> inputs, widened;
+  for (const std::string& name : e.inputs) inputs.push_back(b.input(name, w.shape, w.dtype));
+  for (size_t i = 0; i < inputs.size(); ++i) widened.push_back(widen(b, inputs[i], w.dtype, e.inputs[i] + "_f32"));
+  return finish(b, narrow(b, build_expression(b, e, widened), w.dtype, "out"));
 }
 
 TensorGraph build_reduce_last(const Workload& w, OpKind kind) {
@@ -339,6 +351,12 @@ std::vector<OpDef> make_library() {
       unary("sqrt", "y = sqrt(x), x >= 0", build_sqrt, reference::sqrt),
       unary("erfc", "y = erfc(x)", build_erfc, reference::erfc),
       unary("gelu", "y = 0.5 x (1 + erf(x / sqrt 2)), in fp32", build_gelu, reference::gelu),
+      {"elementwise", {"R", "C"}, "a fused chain of vector ops given by --expr, e.g. 'mul(add(a,b),2.0)', in fp32",
+       {}, float_types, build_elementwise,
+       [](const Workload& w, const Inputs& in) -> Outputs {
+         return {reference::elementwise(parse_expression(w.expr), in)};
+       },
+       elementwise_hand_picked, nullptr, true},
       row_reduce("sum", "y[R] = sum of x[R,C] over C", {DType::F16, DType::BF16, DType::F32, DType::I32}, build_sum,
                  reference::sum_last),
       row_reduce("amax", "y[R] = max of x[R,C] over C", every_type, build_amax, reference::amax_last),
@@ -402,6 +420,13 @@ void check_workload(const OpDef& op, const Workload& w) {
       usage_error(op.name + ": attribute " + name + "=" + std::to_string(value) + " must be 0 or 1");
   }
   if (op.check_attrs) op.check_attrs(w);
+  if (!op.takes_expr && !w.expr.empty())
+    usage_error(op.name + ": takes no expression (--expr is the elementwise op's), got '" + w.expr + "'");
+  if (op.takes_expr && w.expr.empty())
+    usage_error(op.name + ": needs an expression, e.g. --expr 'mul(add(a,b),2.0)' (pto_tune: expr=...)");
+  if (op.takes_expr && canonical_expression(w.expr) != w.expr)
+    usage_error(op.name + ": expression '" + w.expr + "' is not in its canonical form '" +
+                canonical_expression(w.expr) + "' (what keys hold; Workload::parse_key and the CLI write it)");
 }
 
 // The reference takes what the graph takes: same count, shapes and dtypes.

@@ -37,6 +37,9 @@ struct OpDef {
   // Checks the attribute values (usage Error naming the bad one); absent: every
   // attribute is a 0/1 flag.
   std::function<void(const Workload&)> check_attrs;
+  // Whether the workload carries an expression (Workload::expr, --expr): the elementwise
+  // op's chain of vector ops, parsed by core/expression.h.
+  bool takes_expr = false;
 };
 
 const std::vector<OpDef>& op_library();

@@ -134,6 +134,23 @@ HostTensor matmul_bias_gelu(const HostTensor& a, const HostTensor& b, const Host
   return rounded(d.out_shape, a.dtype(), y);
 }
 
+HostTensor elementwise(const Expression& e, const std::vector<HostTensor>& inputs) {
+  std::vector<Values> in;
+  for (const HostTensor& t : inputs) in.push_back(values(t));
+  Values out(in.at(0).size());
+  const int64_t size = static_cast<int64_t>(out.size());
+#pragma omp parallel
+  {
+    std::vector<double> point(in.size());  // the inputs at one element
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < size; ++i) {
+      for (size_t t = 0; t < in.size(); ++t) point[t] = in[t][i];
+      out[i] = evaluate_expression(e.root, point.data());
+    }
+  }
+  return rounded(inputs[0].shape(), inputs[0].dtype(), out);
+}
+
 HostTensor add(const HostTensor& x, const HostTensor& y) { return zip(x, y, std::plus<>()); }
 HostTensor mul(const HostTensor& x, const HostTensor& y) { return zip(x, y, std::multiplies<>()); }
 HostTensor exp(const HostTensor& x) { return map(x, [](double v) { return std::exp(v); }); }

@@ -8,6 +8,9 @@
 // full-size workloads.
 #pragma once
 
+#include <vector>
+
+#include "core/expression.h"
 #include "core/host_tensor.h"
 
 namespace pto::reference {
@@ -25,6 +28,9 @@ HostTensor log(const HostTensor& x);
 HostTensor sqrt(const HostTensor& x);
 HostTensor erfc(const HostTensor& x);
 HostTensor gelu(const HostTensor& x);
+// The elementwise op: the expression at every element of its inputs (one per
+// Expression::inputs entry, all of one shape and dtype), in fp64.
+HostTensor elementwise(const Expression& e, const std::vector<HostTensor>& inputs);
 
 // Over the last dim of [R, C] -> [R].
 HostTensor sum_last(const HostTensor& x);

@@ -6,10 +6,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/expression.h"
 
 namespace pto {
 
 namespace {
+
+constexpr const char* kExprField = "expr=";
 
 // Splits on any of `separators`, keeping empty pieces (so "4,,4" reports the empty one).
 std::vector<std::string> split(const std::string& text, std::string_view separators) {
@@ -65,15 +68,20 @@ std::string Workload::key() const {
     k += name + "=" + attr_value(name, value);
     separator = ',';
   }
+  if (!expr.empty()) k += std::string("|") + kExprField + expr;
   return k;
 }
 
 Workload Workload::parse_key(const std::string& key) {
-  const std::vector<std::string> fields = split(key, "|");
-  if (fields.size() != 3 && fields.size() != 4) {
-    usage_error("bad workload key '" + key + "': expected op|shape|dtype[|attrs]");
-  }
+  std::vector<std::string> fields = split(key, "|");
   Workload w;
+  if (fields.size() > 3 && fields.back().starts_with(kExprField)) {
+    w.expr = canonical_expression(fields.back().substr(std::string_view(kExprField).size()));
+    fields.pop_back();
+  }
+  if (fields.size() != 3 && fields.size() != 4) {
+    usage_error("bad workload key '" + key + "': expected op|shape|dtype[|attrs][|expr=EXPR]");
+  }
   w.op = fields[0];
   if (!is_identifier(w.op)) usage_error("bad workload key '" + key + "': bad op name '" + w.op + "'");
   w.shape = parse_shape_list(fields[1]);

@@ -1,5 +1,7 @@
-// A workload: one op at one concrete shape and dtype, with its attributes. Its
-// canonical string ("matmul|4096,4096,4096|fp16|transpose_b=1") is the lookup key.
+// A workload: one op at one concrete shape and dtype, with its attributes (and, for the
+// elementwise op, its expression). Its canonical string
+// ("matmul|4096,4096,4096|fp16|transpose_b=1", "elementwise|1024,4096|fp16|expr=mul(add(a,b),2.0)")
+// is the lookup key.
 #pragma once
 
 #include <map>
@@ -17,9 +19,13 @@ struct Workload {
   // e.g. causal=1, transpose_b=1, kv_heads=8; a dtype-valued attribute (kv_dtype=int8)
   // holds the DType's value and is written by its name.
   std::map<std::string, int64_t> attrs;
+  // The elementwise op's expression in canonical form (core/expression.h), empty for
+  // every other op: the key's last field, "expr=...".
+  std::string expr = {};  // a default, so that {op, shape, dtype, attrs} initializers stay warning-free
 
-  std::string key() const;                 // canonical string form
-  static Workload parse_key(const std::string& key);  // inverse of key(); usage Error on bad input
+  std::string key() const;                 // canonical string form: op|shape|dtype[|attrs][|expr=EXPR]
+  // Inverse of key() (an expression is canonicalized); usage Error on bad input.
+  static Workload parse_key(const std::string& key);
   int64_t attr(const std::string& name, int64_t fallback = 0) const;
 };
 

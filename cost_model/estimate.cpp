@@ -281,7 +281,7 @@ struct CostModel::Impl {
                        TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
     aic[&Breakdown::fix] = TimeTerms::term(
         c, Coef::OnChip, bursts.write * k.l0c_out_bytes / std::min(t.l0c_to_ub_bpc, t.l2_write_bpc));
-    if (k.split_k > 1) {  // an atomic add reads the partial sum back before writing it
+    if (k.atomic_split_k) {  // an atomic add reads the partial sum back before writing it
       aic[&Breakdown::fix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
     }
   }

@@ -225,7 +225,7 @@ void HostModel::cube_work(const KernelSummary& k, const TileConfig& config, cons
     w.pack += TimeTerms::term(c, Coef::L2, read.bytes * (1.0 / rate + missed * kDramPackCyclesPerByte));
     w.pack += run_starts(c, read.bytes / (static_cast<double>(is_a ? t.kAL1 : nL1) * input_bytes(k)));
   }
-  const double split_k_reads = k.split_k > 1 ? k.l0c_out_bytes : 0;  // atomic adds read back
+  const double split_k_reads = k.atomic_split_k ? k.l0c_out_bytes : 0;  // atomic adds read back
   w.onchip += TimeTerms::term(c, Coef::OnChip, (k.l0c_out_bytes + split_k_reads) / (kStoreBytesPerCycle * prices_.copy_speedup));
   // The store copies the C tile row by row (core/runtime/copy.cpp): one row-copy call per
   // row of nL1 floats, unless the tile spans whole rows of C and the rows merge into one.

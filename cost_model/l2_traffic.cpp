@@ -126,7 +126,7 @@ struct L2Traffic {
     const double hbm_write =
         std::max(0.0, k.gm_write_bytes - r.workspace_half - static_cast<double>(target.l2_bytes));
     r.hbm_bytes = hbm_read + hbm_write;
-    r.l2_bytes = k.gm_read_bytes + k.gm_write_bytes + (k.split_k > 1 ? k.l0c_out_bytes : 0);
+    r.l2_bytes = k.gm_read_bytes + k.gm_write_bytes + (k.atomic_split_k ? k.l0c_out_bytes : 0);
     return r;
   }
 };

@@ -6,7 +6,7 @@
 namespace pto {
 
 // 0.4.9: each kernel's n-buffer depth from the summary (the compiler picks it when the
-// config gives none), no longer the config's;
+// config gives none), no longer the config's; atomic read-backs only for int32 split-K;
 // 0.4.8: the NPU model's flash_attention (MIX) kernel: tasks spread as dispatched, the
 // first block's hand-off chain per task, one buffer overlapping each side's loads;
 // 0.4.7: on an AVX-512 host, packing twice as fast and a vector row loop's call at 4

@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/expression.h"
 #include "core/op_library.h"
 
 namespace pto::search {
@@ -67,6 +68,7 @@ struct RawEntry {
   std::vector<std::string> dims;
   std::optional<std::string> dtype;
   std::map<std::string, int64_t> attrs;
+  std::string expr;  // as written
   BatchEntry overrides;  // target, backend, budget, weight
 };
 
@@ -91,16 +93,31 @@ void expand(const RawEntry& raw, const std::string& where, BatchFile& out) {
   e.dtype_given = raw.dtype.has_value();
   if (raw.dtype) e.workload.dtype = parse_dtype(*raw.dtype);
   e.workload.attrs = raw.attrs;
+  e.workload.expr = raw.expr.empty() ? "" : canonical_expression(raw.expr);
   for (const Shape& shape : expand_shapes(raw.dims)) {
     e.workload.shape = shape;
     out.entries.push_back(e);
   }
 }
 
+// An expression's words ("expr=mul(add(a,", "b),", "2.0)") joined until its parentheses close.
+std::vector<std::string> join_expression_words(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  int open = 0;
+  for (const std::string& w : words) {
+    if (open > 0) out.back() += " " + w;
+    else out.push_back(w);
+    if (open > 0 || w.starts_with("expr="))
+      for (char c : w) open += c == '(' ? 1 : c == ')' ? -1 : 0;
+  }
+  return out;
+}
+
 RawEntry raw_from_line(const std::string& line) {
   std::stringstream in(line);
   std::vector<std::string> words;
   for (std::string w; in >> w;) words.push_back(w);
+  words = join_expression_words(words);
   if (words.size() < 2) usage_error("expected 'op shapes [dtype] [key=value ...]', got '" + line + "'");
   RawEntry raw;
   raw.op = words[0];
@@ -114,6 +131,7 @@ RawEntry raw_from_line(const std::string& line) {
     }
     const std::string key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
     if (is_override(key)) set_override(raw.overrides, key, value);
+    else if (key == "expr") raw.expr = value;
     else raw.attrs[key] = parse_int(value, words[i]);
   }
   return raw;
@@ -127,7 +145,7 @@ std::string json_text(const json& j, const char* field) {
 RawEntry raw_from_json(const json& j) {
   if (!j.is_object()) usage_error("expected an object, got " + j.dump());
   for (const auto& [key, value] : j.items())
-    if (key != "op" && key != "shapes" && key != "dtype" && key != "attrs" && !is_override(key))
+    if (key != "op" && key != "shapes" && key != "dtype" && key != "attrs" && key != "expr" && !is_override(key))
       usage_error("unknown field '" + key + "'");
   if (!j.contains("op")) usage_error("missing field 'op'");
   if (!j.contains("shapes")) usage_error("missing field 'shapes'");
@@ -139,6 +157,7 @@ RawEntry raw_from_json(const json& j) {
     for (const json& d : shapes) raw.dims.push_back(d.is_number_integer() ? std::to_string(d.get<int64_t>()) : json_text(d, "a dim"));
   else usage_error("shapes must be a string or a list, got " + shapes.dump());
   if (j.contains("dtype")) raw.dtype = json_text(j["dtype"], "dtype");
+  if (j.contains("expr")) raw.expr = json_text(j["expr"], "expr");
   if (j.contains("attrs")) {
     if (!j["attrs"].is_object()) usage_error("attrs must be an object, got " + j["attrs"].dump());
     for (const auto& [k, v] : j["attrs"].items()) {

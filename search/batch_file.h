@@ -4,13 +4,15 @@
 // Two formats. JSON, a list of entries:
 //   [{"op": "matmul", "shapes": "M=1..8192:pow2,1024,1024", "dtype": "fp16",
 //     "attrs": {"transpose_b": 1}, "target": "ascend910b1", "backend": "sim",
-//     "budget": 16, "weight": 3}]
+//     "budget": 16, "weight": 3},
+//    {"op": "elementwise", "shapes": "1024,4096", "expr": "mul(add(a, b), 2.0)"}]
 // (shapes also as a list: [128, "16..64:step16", 1024]); and a plain line format for
 // hand-written lists, one entry a line, '#' starts a comment:
 //   matmul 1..8192:pow2,1024,1024 fp16 transpose_b=1 budget=16 weight=3
 // where target=, backend=, budget= and weight= are the entry's overrides and any other
-// key=value is an op attribute. dtype may be left out ('-' or absent): the command
-// then uses the target's default.
+// key=value is an op attribute, except expr=, the elementwise op's expression (its words
+// up to where its parentheses close: "elementwise 1024,4096 expr=mul(add(a, b), 2.0)").
+// dtype may be left out ('-' or absent): the command then uses the target's default.
 //
 // A dimension is a number or a range that expands into one workload per value, so the
 // JIT's nearest-shape lookup has buckets to land in: LO..HI:pow2 (the powers of two in

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/passes/combine_kernel.h"
 #include "core/passes/cube_layout.h"
 #include "core/passes/gm_tensors.h"
 #include "core/passes/resolve_config.h"
@@ -333,32 +334,7 @@ TiledKernel split_combine_kernel(const AttentionSpec& spec, AttentionTiling& til
   plan.extra_tensors.push_back(out);
   program_id[g.outputs().front()] = out.id;
 
-  BodyRequest req;
-  for (NodeId id : g.compute_nodes()) req.nodes.push_back(id);
-  std::vector<bool> stored(g.nodes().size(), false);
-  stored[g.outputs().front()] = true;
-  req.stored = &stored;
-  std::string why;
-  std::optional<VectorBody> body = build_vector_body(g, own.tensors, req, why);
-  if (!body) internal_error("flash_attention's split combine: " + why);
-  for (GmAccess& a : body->loads) a.tensor = program_id[a.tensor];
-  for (GmAccess& a : body->stores) a.tensor = program_id[a.tensor];
-
-  TiledKernel k;
-  k.kind = KernelKind::Combine;
-  k.after = {attention_kernel};
-  k.own_body = std::make_shared<const VectorBody>(std::move(*body));
-  k.body = k.own_body.get();
-  const Shape tile = internal_vec(k.body->iteration);
-  Shape combine_tile = tile;
-  combine_tile[1] = k.body->iteration[1];  // the splits, reduced over, whole
-  k.vec.dims.resize(combine_tile.size());
-  for (size_t d = 0; d < combine_tile.size(); ++d) k.vec.dims[d] = split_dim(k.body->iteration[d], combine_tile[d]);
-  k.vec.tile = combine_tile;
-  allocate_ub(*k.body, combine_tile, 1, target.align_bytes, k.vec);
-  k.footprint[static_cast<int>(MemLevel::UB)] = k.vec.ub_bytes;
-  check.vector(g, *k.body, combine_tile, k.vec, "");
-  return k;
+  return combine_kernel(g, program_id, 1, attention_kernel, target, check);  // dim 1: the splits
 }
 
 }  // namespace pto::passes

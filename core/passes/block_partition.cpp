@@ -13,6 +13,13 @@
 namespace pto::passes {
 namespace {
 
+// A Cube window's origin: the batch index, then (row, col).
+Shape with_rows(Shape origin, int64_t row, int64_t col) {
+  origin.push_back(row);
+  origin.push_back(col);
+  return origin;
+}
+
 std::string extent_name(const Shape& ext) {
   std::string out;
   for (size_t i = 0; i < ext.size(); ++i) {
@@ -127,7 +134,7 @@ class BlockPartitioner {
         tile_index.push_back(j);
         int aic = -1;
         for (int64_t c = 0; c < ct.chunks; ++c) {
-          const CubeTaskShape shape{m, n, ct.chunk_k(c, s.k), ct.chunks > 1};
+          const CubeTaskShape shape{m, n, ct.chunk_k(c, s.k), ct.chunks > 1 && ct.partials < 0};
           std::string name = current().name + ".aic." + std::to_string(m) + "x" + std::to_string(n);
           if (ct.chunks > 1) name += ".k" + std::to_string(shape.k);
           const int blk = block({m, n, shape.k}, CoreType::AIC, name, [&](BlockProgram& bp) {
@@ -135,8 +142,9 @@ class BlockPartitioner {
           });
           Shape index = tile_index;
           if (ct.chunks > 1) index.push_back(c);
-          aic = task(blk, CoreType::AIC, cube_bindings(s, batch_index, m0, n0, c * ct.chunk_steps * ct.k_step),
-                     std::move(index), {});
+          std::vector<TensorBinding> bindings = cube_bindings(s, batch_index, m0, n0, c * ct.chunk_steps * ct.k_step);
+          if (ct.partials >= 0) bindings[2] = {ct.partials, with_rows(batch_index, c * s.m + m0, n0)};
+          aic = task(blk, CoreType::AIC, std::move(bindings), std::move(index), {});
         }
         if (!tk.body->empty()) epilogue(tk, batch_index, tile_index, m0, n0, m, n, aic);
       }
@@ -189,7 +197,7 @@ class BlockPartitioner {
 std::string tiled_kernel_name(const Partition& p, const TiledKernel& k) {
   const KernelSpec& spec = p.kernels[k.spec];
   if (k.kind == KernelKind::Zero) return "zero." + p.tensors[spec.cube->c].name;
-  if (k.kind == KernelKind::Combine) return "combine." + p.tensors[spec.attention->out].name;
+  if (k.kind == KernelKind::Combine) return "combine." + p.tensors[spec.attention ? spec.attention->out : spec.cube->c].name;
   return spec.name;
 }
 

@@ -182,6 +182,10 @@ struct CubeTiling {
   // a task has loads of it (an A tile that spans K is loaded once and keeps one slot);
   // L0A/L0B get l0_slots each.
   int a_slots = 1, b_slots = 1, l0_slots = 1;
+  // fp32 split-K: the program tensor the chunks store their sums in ([batch..., chunks*M,
+  // N], chunk c at rows c*M..), summed by a Combine kernel; -1: one chunk, or int32's
+  // atomic adds into the output.
+  int partials = -1;
   int64_t chunk_steps = 0;          // K steps per split-K chunk
   int64_t chunks = 1;
   int64_t batch = 1;                // product of the batch dims

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/passes/attention_tiling.h"
+#include "core/passes/combine_kernel.h"
 #include "core/passes/cube_layout.h"
 #include "core/passes/resolve_config.h"
 #include "core/passes/stream_plan.h"
@@ -184,6 +185,50 @@ void tile_attention_kernel(const Partition& p, const KernelSpec& spec, const Res
   k = std::move(combine);
 }
 
+// fp32 split-K as PyPTO builds it (matmul_performance_guide.md, 自动构图方式: each part's
+// sum "搬出" then all parts added; int32 adds atomically, the Zero kernel's way): chunk c
+// stores its [M, N] sums at rows c*M.. of a partials tensor [batch..., chunks*M, N],
+// and a Combine kernel sums its view [batch..., chunks, M, N] over the chunks into the
+// output. `k` (the Cube kernel) goes into the plan; `k` becomes the Combine kernel.
+void add_split_k_partials(const Partition& p, const KernelSpec& spec, const Target& t, RuleCheck& check,
+                          TiledKernel& k, TilePlan& plan) {
+  const CubeSpec& s = *spec.cube;
+  const int64_t chunks = k.cube.chunks;
+  const int first = static_cast<int>(p.tensors.size() + plan.extra_tensors.size());
+  GmTensor partials = p.tensors[s.c];
+  partials.id = first;
+  partials.name += ".partials";
+  partials.node = -1;
+  partials.role = TensorRole::Intermediate;
+  partials.io_index = -1;
+  partials.alias_of = -1;
+  partials.elem_offset = 0;
+  partials.shape = s.batch;
+  partials.shape.push_back(chunks * s.m);
+  partials.shape.push_back(s.n);
+  partials.strides = contiguous_strides(partials.shape);
+  GmTensor by_chunk = partials;
+  by_chunk.id = first + 1;
+  by_chunk.name += ".by_chunk";
+  by_chunk.alias_of = partials.id;
+  by_chunk.shape = s.batch;
+  for (int64_t d : {chunks, s.m, s.n}) by_chunk.shape.push_back(d);
+  by_chunk.strides = contiguous_strides(by_chunk.shape);
+  plan.extra_tensors.push_back(partials);
+  plan.extra_tensors.push_back(by_chunk);
+  k.cube.partials = partials.id;
+
+  const int chunk_dim = static_cast<int>(s.batch.size());
+  GraphBuilder b;
+  const NodeId in = b.input("partials", by_chunk.shape, DType::F32);
+  b.mark_output(b.sum(in, chunk_dim, false, "sum"));
+  const int self = static_cast<int>(plan.kernels.size());
+  plan.kernels.push_back(std::move(k));
+  TiledKernel combine = combine_kernel(b.build(), {by_chunk.id, s.c}, chunk_dim, self, t, check);
+  combine.spec = plan.kernels.back().spec;
+  k = std::move(combine);
+}
+
 }  // namespace
 
 TilePlan expand_tiles(const TensorGraph& g, const Partition& p, const ResolvedConfig& rc, const Target& t) {
@@ -203,7 +248,9 @@ TilePlan expand_tiles(const TensorGraph& g, const Partition& p, const ResolvedCo
       tile_attention_kernel(p, spec, rc, t, check, k, plan);
     } else if (spec.cube) {
       tile_cube_kernel(g, spec, rc, t, check, k);
-      if (k.cube.chunks > 1) {
+      if (k.cube.chunks > 1 && spec.cube->out == DType::F32) {
+        add_split_k_partials(p, spec, t, check, k, plan);
+      } else if (k.cube.chunks > 1) {
         TiledKernel zero;
         zero.spec = k.spec;
         zero.kind = KernelKind::Zero;

@@ -79,7 +79,7 @@ void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& 
 
   if (!split_k) return;
   if (spec.out != DType::F32 && spec.out != DType::I32)
-    fail("split_k", std::string("split_k accumulates atomically and needs an fp32/int32 output; the matmul writes ") +
+    fail("split_k", std::string("split_k needs an fp32/int32 output (PyPTO: 多核切K约束); the matmul writes ") +
          dtype_name(spec.out), true);
   if (has_epilogue) fail("split_k", "split_k cannot run with a fused epilogue (partial sums are not final)", true);
   if (spec.batch.size() + 2 > 4)

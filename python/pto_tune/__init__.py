@@ -105,7 +105,8 @@ class Result(_Fields):
 
 
 def run(op: str, shapes: Any, config: Any, dtype: str = "fp16", target: str = "ascend910b1",
-        backend: str | None = None, seed: int = 1, attrs: dict[str, int] | None = None) -> Measurement:
+        backend: str | None = None, seed: int = 1, attrs: dict[str, int] | None = None,
+        expr: str | None = None) -> Measurement:
     """Measures one config (a Config, a dict or JSON text) of one workload.
 
     backend: 'cpu' (real time on this host, target 'host'), 'sim' (the NPU simulator) or
@@ -114,22 +115,23 @@ def run(op: str, shapes: Any, config: Any, dtype: str = "fp16", target: str = "a
     Raises InfeasibleConfig (with .violations) when the config does not fit; any other
     failure (a wrong result, a crash, a timeout) is the measurement's status.
     """
-    return Measurement(_run(op, shapes, config, dtype, target, backend, seed, attrs))
+    return Measurement(_run(op, shapes, config, dtype, target, backend, seed, attrs, expr))
 
 
 def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
          backend: str | None = None, strategy: str = "auto", budget: int | None = None,
          time_limit: float | None = None, seed: int = 1, db: str | None = None,
-         attrs: dict[str, int] | None = None) -> Result:
+         attrs: dict[str, int] | None = None, expr: str | None = None) -> Result:
     """Tunes one workload and stores every measurement in the database.
 
     db: the database file (default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).
+    expr: the elementwise op's expression, as --expr spells it ("mul(add(a,b),2.0)").
     budget: measurements, the default config's included (None: the strategy decides).
     The GIL is released while it measures; Ctrl-C stops it after the measurement in
     flight (what was measured is kept) and raises KeyboardInterrupt. lookup() sees the
     result at once.
     """
-    return Result(_tune(op, shapes, dtype, target, backend, strategy, budget, time_limit, seed, db, attrs))
+    return Result(_tune(op, shapes, dtype, target, backend, strategy, budget, time_limit, seed, db, attrs, expr))
 
 
 class Database(_Database):

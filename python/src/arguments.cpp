@@ -9,6 +9,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/expression.h"
 #include "measure/runner.h"
 
 namespace py = pybind11;
@@ -36,7 +37,7 @@ Shape shape_from(const py::handle& shapes) {
 }  // namespace
 
 Workload workload_from(const std::string& op, const py::handle& shapes, const std::string& dtype,
-                       const py::handle& attrs) {
+                       const py::handle& attrs, const std::optional<std::string>& expr) {
   Workload w{op, shape_from(shapes), parse_dtype(dtype), {}};
   if (!attrs.is_none()) {
     if (!py::isinstance<py::dict>(attrs))
@@ -48,6 +49,7 @@ Workload workload_from(const std::string& op, const py::handle& shapes, const st
       w.attrs[py::str(name).cast<std::string>()] = value.cast<int64_t>();
     }
   }
+  if (expr) w.expr = canonical_expression(*expr);
   // The op name is checked where it is used: a lookup that misses builds its graph.
   return w;
 }

@@ -18,7 +18,7 @@ namespace pto::python {
 // `shapes` is a sequence of ints or text ("4096,4096,4096"); `attrs` a dict of
 // name -> int, or None. UsageError naming the bad value.
 Workload workload_from(const std::string& op, const pybind11::handle& shapes, const std::string& dtype,
-                       const pybind11::handle& attrs);
+                       const pybind11::handle& attrs, const std::optional<std::string>& expr);
 
 // A built-in target or a target file, loaded on first use; thread-safe. The reference
 // stays valid for the life of the process.

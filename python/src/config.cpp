@@ -144,12 +144,12 @@ void bind_config(py::module_& m) {
   m.def(
       "emit_pypto",
       [](const std::string& op, const py::handle& shapes, const py::handle& config, const std::string& dtype,
-         const std::string& target, const py::handle& attrs) {
-        return pypto_module(workload_from(op, shapes, dtype, attrs), target_named(target), tiles_from(config),
+         const std::string& target, const py::handle& attrs, const std::optional<std::string>& expr) {
+        return pypto_module(workload_from(op, shapes, dtype, attrs, expr), target_named(target), tiles_from(config),
                             note_of(config));
       },
       py::arg("op"), py::arg("shapes"), py::arg("config"), py::arg("dtype") = "fp16",
-      py::arg("target") = "ascend910b1", py::arg("attrs") = py::none(),
+      py::arg("target") = "ascend910b1", py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
       "The PyPTO module of a config (a Config, a dict or JSON text) for a workload, as Python\n"
       "source: what `pto-tune tune/lookup --emit pypto` prints. Its TILES per stage, apply(pypto,\n"
       "stage=None), tiles_for(shape), JIT_OPTIONS and kernel(pypto, *tensors).");

@@ -30,8 +30,8 @@ class Database {
 
   py::object best(const std::string& op, const py::handle& shapes, const std::string& dtype,
                   const std::string& target_name, const std::optional<std::string>& backend,
-                  const py::handle& attrs) {
-    const Workload w = workload_from(op, shapes, dtype, attrs);
+                  const py::handle& attrs, const std::optional<std::string>& expr) {
+    const Workload w = workload_from(op, shapes, dtype, attrs, expr);
     const Target& target = target_named(target_name);
     const search::RecordKey key{w.key(), target.fingerprint(), backend_or_default(backend, target)};
     std::optional<search::TuningRecord> record = db_->best(key);
@@ -84,6 +84,7 @@ void bind_database(py::module_& m) {
       .def_property_readonly("path", &Database::path, "The database file.")
       .def("best", &Database::best, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
            py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("attrs") = py::none(),
+           py::arg("expr") = py::none(),
            "The best usable record of the workload on the target and backend (default: cpu\n"
            "for the host, sim for an NPU target), as a dict; None when there is none.")
       .def("records", &Database::records, py::arg("op") = py::none(),

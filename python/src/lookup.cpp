@@ -99,13 +99,22 @@ class Answers {
   // sequence that is not a list or tuple of ints, say): those take the full path.
   static std::optional<std::string> key_of(std::string_view op, const py::handle& shapes, std::string_view dtype,
                                            std::string_view target, std::optional<std::string_view> backend,
-                                           std::string_view db_path, bool model, const py::handle& attrs) {
+                                           std::string_view db_path, bool model, const py::handle& attrs,
+                                           const py::handle& expr) {
     std::string key;
     for (std::string_view text : {op, dtype, target, db_path}) append_text(key, text);
     key += backend ? 'b' : '-';
     append_text(key, backend.value_or(""));
     key += model ? 'm' : '-';
     if (!append_shapes(key, shapes) || !append_attrs(key, attrs)) return std::nullopt;
+    if (expr.is_none()) {
+      key += 'n';
+    } else {
+      const auto text = text_of(expr.ptr());
+      if (!text) return std::nullopt;
+      key += 'e';
+      append_text(key, *text);
+    }
     return key;
   }
 
@@ -195,8 +204,8 @@ Answers& answers() {
 
 Config choose(const std::string& op, const py::handle& shapes, const std::string& dtype, const std::string& target,
               const std::optional<std::string>& backend, const std::string& db_path, bool model,
-              const py::handle& attrs) {
-  const Workload w = workload_from(op, shapes, dtype, attrs);
+              const py::handle& attrs, const std::optional<std::string>& expr) {
+  const Workload w = workload_from(op, shapes, dtype, attrs, expr);
   const Target& t = target_named(target);
   if (backend) check_backend(*backend);
   const ProviderKey key{db_path, backend.value_or(""), model};
@@ -210,13 +219,15 @@ Config choose(const std::string& op, const py::handle& shapes, const std::string
 
 py::object lookup(const std::string& op, const py::handle& shapes, const std::string& dtype,
                   const std::string& target, const std::optional<std::string>& backend,
-                  const std::optional<std::string>& db, bool model, const py::handle& attrs) {
+                  const std::optional<std::string>& db, bool model, const py::handle& attrs,
+                  const std::optional<std::string>& expr) {
   const std::string db_path = db::resolve_db_path(db);
-  std::optional<std::string> key = Answers::key_of(op, shapes, dtype, target, backend, db_path, model, attrs);
+  const py::object expr_text = expr ? py::object(py::str(*expr)) : py::object(py::none());
+  std::optional<std::string> key = Answers::key_of(op, shapes, dtype, target, backend, db_path, model, attrs, expr_text);
   if (key) {
     if (py::object known = answers().find(*key)) return known;
   }
-  py::object answer = py::cast(choose(op, shapes, dtype, target, backend, db_path, model, attrs));
+  py::object answer = py::cast(choose(op, shapes, dtype, target, backend, db_path, model, attrs, expr));
   if (key) answers().keep(std::move(*key), answer);
   return answer;
 }
@@ -226,7 +237,7 @@ py::object lookup(const std::string& op, const py::handle& shapes, const std::st
 // None, a bool, a list of ints) and whose answer is cached gets it here, without
 // pybind11's keyword matching and conversions, which cost more than the probe; every
 // other call goes to _lookup as it came, so errors and conversions stay in one place.
-constexpr const char* kParameters[] = {"op", "shapes", "dtype", "target", "backend", "db", "model", "attrs"};
+constexpr const char* kParameters[] = {"op", "shapes", "dtype", "target", "backend", "db", "model", "attrs", "expr"};
 constexpr size_t kParameterCount = std::size(kParameters);
 PyObject* full_lookup = nullptr;  // _lookup, kept for the life of the process
 
@@ -265,7 +276,7 @@ PyObject* cached_answer(PyObject* const* args, size_t positional, PyObject* keyw
     return nullptr;  // _lookup says what is wrong
   }
   const auto key = Answers::key_of(*op, given[1], *dtype, *target, *backend, db_path, model == Py_True,
-                                   given[7] ? given[7] : Py_None);
+                                   given[7] ? given[7] : Py_None, given[8] ? given[8] : Py_None);
   if (!key) return nullptr;
   return answers().find(*key).release().ptr();
 } catch (...) {
@@ -279,7 +290,8 @@ PyObject* fast_lookup(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObj
 }
 
 constexpr const char* kLookupDoc =
-    "lookup(op, shapes, dtype='fp16', target='ascend910b1', backend=None, db=None, model=True, attrs=None)\n"
+    "lookup(op, shapes, dtype='fp16', target='ascend910b1', backend=None, db=None, model=True, attrs=None,\n"
+    "       expr=None)\n"
     "--\n\n"
     "The config for a workload, as the JIT would get it: the tuned record of this very\n"
     "workload ('exact'), else the nearest tuned shape of the op that still fits\n"
@@ -300,7 +312,8 @@ void forget_lookups(const std::string& path) {
 void bind_lookup(py::module_& m) {
   m.def("_lookup", &lookup, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("db") = py::none(),
-        py::arg("model") = true, py::arg("attrs") = py::none(), "lookup() past its cache: use lookup().");
+        py::arg("model") = true, py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
+        "lookup() past its cache: use lookup().");
   full_lookup = py::object(m.attr("_lookup")).release().ptr();
   static PyMethodDef fast{"lookup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_lookup)),
                           METH_FASTCALL | METH_KEYWORDS, kLookupDoc};

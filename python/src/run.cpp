@@ -30,8 +30,8 @@ nlohmann::json measurement_json(const Workload& w, const Target& target, const T
 
 py::object run(const std::string& op, const py::object& shapes, const py::object& config, const std::string& dtype,
                const std::string& target_name, const std::optional<std::string>& backend, uint64_t seed,
-               const py::object& attrs) {
-  const Workload w = workload_from(op, shapes, dtype, attrs);
+               const py::object& attrs, const std::optional<std::string>& expr) {
+  const Workload w = workload_from(op, shapes, dtype, attrs, expr);
   const Target& target = target_named(target_name);
   const TileConfig tiles = tiles_from(config);
   measure::Measurement m;
@@ -56,7 +56,7 @@ measure::RunnerOptions runner_options(uint64_t seed) {
 void bind_run(py::module_& m) {
   m.def("run", &run, py::arg("op"), py::arg("shapes"), py::arg("config"), py::arg("dtype") = "fp16",
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("seed") = 1,
-        py::arg("attrs") = py::none(),
+        py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
         "Measures one config of one workload; the measurement as a dict (status, time_ns, simulated, ...).");
 }
 

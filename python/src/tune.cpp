@@ -37,8 +37,8 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
                 const std::string& target_name, const std::optional<std::string>& backend,
                 const std::string& strategy, const std::optional<int64_t>& budget,
                 const std::optional<double>& time_limit_s, uint64_t seed, const std::optional<std::string>& db,
-                const py::object& attrs) {
-  const Workload w = workload_from(op, shapes, dtype, attrs);
+                const py::object& attrs, const std::optional<std::string>& expr) {
+  const Workload w = workload_from(op, shapes, dtype, attrs, expr);
   const Target& target = target_named(target_name);
   if (budget && *budget < 1) usage_error("budget: expected a positive number of measurements, got " +
                                          std::to_string(*budget));
@@ -70,7 +70,7 @@ void bind_tune(py::module_& m) {
   m.def("tune", &tune, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("strategy") = "auto",
         py::arg("budget") = py::none(), py::arg("time_limit") = py::none(), py::arg("seed") = 1,
-        py::arg("db") = py::none(), py::arg("attrs") = py::none(),
+        py::arg("db") = py::none(), py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
         "Tunes one workload into the database; the result as a dict (the CLI's --json).");
 }
 

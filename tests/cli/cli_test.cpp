@@ -97,6 +97,7 @@ TEST(Cli, OpsListsTheLibrary) {
     EXPECT_EQ(list[i]["name"], op.name);
     EXPECT_EQ(list[i]["signature"], op.dims);
     EXPECT_EQ(list[i]["attrs"], op.attrs);
+    EXPECT_EQ(list[i]["expr"], op.takes_expr);
     EXPECT_EQ(list[i]["summary"], op.summary);
     EXPECT_NE(table.out.find(op.name), std::string::npos) << op.name;
   }
@@ -158,7 +159,8 @@ TEST(Cli, RunVerifiesEveryOpAtRandomRaggedShapes) {
       if (i) shapes += ",";
       shapes += std::to_string(std::uniform_int_distribution<int>(1, 40)(rng));
     }
-    const std::string args = "run --op " + op.name + " --shapes " + shapes + " --repeats 2 --json";
+    const std::string expr = op.takes_expr ? std::string(" --expr 'mul(add(a, b), 2)'") : "";
+    const std::string args = "run --op " + op.name + " --shapes " + shapes + expr + " --repeats 2 --json";
     const Result r = pto_tune(args);
     ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
     const json j = json::parse(r.out);
@@ -166,7 +168,7 @@ TEST(Cli, RunVerifiesEveryOpAtRandomRaggedShapes) {
     EXPECT_EQ(j["verified"], true) << args;
     EXPECT_GE(j["max_abs_err"].get<double>(), 0) << args;
     EXPECT_GT(j["time_ns"].get<double>(), 0) << args;
-    EXPECT_EQ(j["workload"], op.name + "|" + shapes + "|fp32") << args;
+    EXPECT_EQ(j["workload"], op.name + "|" + shapes + "|fp32" + (op.takes_expr ? "|expr=mul(add(a,b),2.0)" : "")) << args;
   }
 }
 

@@ -304,28 +304,41 @@ TEST(CompileDispatch, L2GroupVisitsGroupsOfMDimByNDim) {
   EXPECT_EQ(order, expected);
 }
 
-TEST(CompileSplitK, OneChunkPerKL1AndAZeroKernelComesFirst) {
-  // PyPTO's enable_split_k: K = 1024 in kL1 = 64 parts -> 16 chunks of one tile each.
-  const TensorGraph g = graph_of("matmul|64,1024,64|fp32");
+// PyPTO's enable_split_k: K in kL1 parts, each part's sums stored, then added up by
+// vector adds (fp32); int32 adds atomically into a zeroed output.
+TEST(CompileSplitK, OneChunkPerKL1SummedByACombineKernel) {
+  const TensorGraph g = graph_of("matmul|64,1024,64|fp32");  // K = 1024 in kL1 = 64 parts: 16 chunks
   const Compiled c =
       compile(g, TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"), npu());
   ASSERT_EQ(c.program.kernels.size(), 2u);
-  const Kernel& zero = c.program.kernels[0];
-  const Kernel& mm = c.program.kernels[1];
-  EXPECT_EQ(zero.name, "zero.y");
-  EXPECT_FALSE(zero.uses_cube);
-  EXPECT_EQ(mm.after, std::vector<int>{0});
+  const Kernel& mm = c.program.kernels[0];
+  const Kernel& combine = c.program.kernels[1];
+  EXPECT_EQ(combine.name, "combine.y");
+  EXPECT_FALSE(combine.uses_cube);
+  EXPECT_EQ(combine.after, std::vector<int>{0});
   EXPECT_EQ(mm.tasks.size(), 16u);
+  std::set<int64_t> partial_rows;
   for (int id : mm.tasks) {
-    const BlockProgram& b = c.program.blocks[c.program.tasks[id].block];
+    const Task& task = c.program.tasks[id];
+    const BlockProgram& b = c.program.blocks[task.block];
+    EXPECT_TRUE(b.instrs.back().op == Opcode::TSTORE && !b.instrs.back().accumulate);
+    EXPECT_EQ(c.program.tensors[task.bindings[2].tensor].name, "y.partials");
+    partial_rows.insert(task.bindings[2].origin[0]);
+  }
+  EXPECT_EQ(partial_rows.size(), 16u);  // chunk c at rows c*64
+  EXPECT_EQ(*partial_rows.rbegin(), 15 * 64);
+
+  const Compiled int32 = compile(graph_of("matmul|64,1024,64|int8"),
+                                 TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"),
+                                 npu());
+  ASSERT_EQ(int32.program.kernels.size(), 2u);
+  EXPECT_EQ(int32.program.kernels[0].name, "zero.y");
+  for (int id : int32.program.kernels[1].tasks) {
+    const BlockProgram& b = int32.program.blocks[int32.program.tasks[id].block];
     EXPECT_TRUE(b.instrs.back().op == Opcode::TSTORE && b.instrs.back().accumulate);
   }
-  bool fills = false;
-  for (int id : zero.tasks)
-    for (const Instr& in : c.program.blocks[c.program.tasks[id].block].instrs) fills |= in.op == Opcode::TFILL;
-  EXPECT_TRUE(fills);
 
-  // K within one kL1: one chunk, no zero kernel, no atomic add.
+  // K within one kL1: one chunk, no second kernel, no partials.
   const Compiled wide = compile(graph_of("matmul|512,64,768|fp32"),
                                 TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,64],"n":[64,64],"split_k":true}})"),
                                 npu());
@@ -338,7 +351,7 @@ TEST(CompileSplitK, TheChunkCountIgnoresTheCores) {
   const TensorGraph g = graph_of("matmul|48,96,48|fp32");
   const Compiled c =
       compile(g, TileConfig::parse(R"({"cube":{"m":[16,16],"k":[16,16],"n":[16,16],"split_k":true}})"), npu());
-  const Kernel& mm = c.program.kernels.back();
+  const Kernel& mm = c.program.kernels.front();
   EXPECT_EQ(mm.tasks.size(), 9u * 6u);
   std::set<int64_t> chunks;
   for (int id : mm.tasks) chunks.insert(c.program.tasks[id].tile_index.back());

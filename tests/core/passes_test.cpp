@@ -235,15 +235,28 @@ TEST(TileExpansion, CubeTilesClampToTheAlignedDims) {
   EXPECT_TRUE(plan.feasible);
 }
 
-TEST(TileExpansion, SplitKAddsAZeroKernelBeforeTheMatmul) {
+// fp32 split-K stores each chunk's sums and a Combine kernel adds them (as PyPTO does);
+// int32 adds atomically into an output a Zero kernel cleared first.
+TEST(TileExpansion, SplitKCombinesFp32PartialsAndZeroesAnInt32Output) {
   const Target t = load_target("ascend910b1");
-  const TilePlan plan =
-      plan_for("matmul|64,2048,64|fp32", R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})", t);
-  ASSERT_EQ(plan.kernels.size(), 2u);
-  EXPECT_EQ(plan.kernels[0].kind, KernelKind::Zero);
-  EXPECT_EQ(plan.kernels[1].after, std::vector<int>{0});
-  EXPECT_EQ(plan.kernels[1].cube.chunks, 16);  // 16 steps of 128, 24 cores
-  EXPECT_EQ(plan.kernels[1].cube.chunk_steps, 1);
+  const std::string config = R"({"cube":{"m":[64,64],"k":[64,128],"n":[64,64],"split_k":true}})";
+  const TilePlan fp32 = plan_for("matmul|64,2048,64|fp32", config, t);
+  ASSERT_EQ(fp32.kernels.size(), 2u);
+  EXPECT_EQ(fp32.kernels[0].cube.chunks, 16);  // 2048 / kL1 128, whatever the cores
+  EXPECT_EQ(fp32.kernels[0].cube.chunk_steps, 1);
+  EXPECT_GE(fp32.kernels[0].cube.partials, 0);
+  EXPECT_EQ(fp32.kernels[1].kind, KernelKind::Combine);
+  EXPECT_EQ(fp32.kernels[1].after, std::vector<int>{0});
+  EXPECT_EQ(fp32.kernels[1].vec.tile.front(), 16);  // the chunks, whole
+  ASSERT_EQ(fp32.extra_tensors.size(), 2u);
+  EXPECT_EQ(fp32.extra_tensors[0].shape, (Shape{16 * 64, 64}));
+  EXPECT_EQ(fp32.extra_tensors[1].shape, (Shape{16, 64, 64}));
+
+  const TilePlan int32 = plan_for("matmul|64,2048,64|int8", config, t);
+  ASSERT_EQ(int32.kernels.size(), 2u);
+  EXPECT_EQ(int32.kernels[0].kind, KernelKind::Zero);
+  EXPECT_EQ(int32.kernels[1].after, std::vector<int>{0});
+  EXPECT_EQ(int32.kernels[1].cube.partials, -1);
 }
 
 TEST(TileExpansion, VecTakesTheTrailingEntriesOfALongerConfig) {

@@ -10,6 +10,7 @@
 
 #include "core/op_library.h"
 #include "tests/builtin_targets.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -18,6 +19,7 @@ Workload workload(const std::string& op, const Shape& shape) {
   Workload w;
   w.op = op;
   w.shape = shape;
+  testing::set_example_expr(w);
   return w;
 }
 

@@ -14,6 +14,7 @@
 #include "core/target.h"
 #include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -26,6 +27,7 @@ Workload workload(const std::string& op, Shape shape, DType dtype = DType::F16) 
   w.op = op;
   w.shape = std::move(shape);
   w.dtype = dtype;
+  testing::set_example_expr(w);
   return w;
 }
 

@@ -14,6 +14,7 @@
 #include "core/target.h"
 #include "cost_model/estimate.h"
 #include "tests/cost_model/random_configs.h"
+#include "tests/random_attrs.h"
 
 namespace pto {
 namespace {
@@ -333,6 +334,7 @@ TEST(CostModel, PricesEveryOpOnEveryTarget) {
       w.op = op.name;
       w.dtype = op.dtypes.front();
       for (size_t d = 0; d < op.dims.size(); ++d) w.shape.push_back(1 + rng() % 200);
+      pto::testing::set_example_expr(w);
       const TensorGraph g = build_graph(w);
       const TileConfig config = default_config(w, g, t);
       const Estimate e = CostModel(g, t).estimate(config);

@@ -1,18 +1,21 @@
 // The simulator on what the compiler really emits: every op of the library, random
 // shapes with ragged tails and its default config, on every built-in NPU target.
 // Every program simulates, counts the instructions and tasks the program has, and
-// reads and writes GM.
+// reads and writes GM; the elementwise op's random expressions also run on the CPU
+// runtime against their fp64 reference.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "core/compile.h"
+#include "core/cpu_runtime.h"
 #include "core/op_library.h"
 #include "core/target.h"
 #include "core/analyze.h"
 #include "measure/sim/simulator.h"
 #include "tests/random_attention_config.h"
 #include "tests/random_attrs.h"
+#include "tests/random_expression.h"
 
 namespace pto::sim {
 namespace {
@@ -24,6 +27,15 @@ Shape random_shape(const OpDef& op, std::mt19937& rng) {
   return s;
 }
 
+// The program simulates to its end: every instruction and every task.
+SimResult expect_simulates_whole(const Program& program, const Target& target) {
+  const SimResult r = simulate(program, target);
+  EXPECT_GT(r.cycles, 0);
+  EXPECT_EQ(r.instructions, program.instruction_count());
+  EXPECT_EQ(r.tasks, static_cast<int64_t>(program.tasks.size()));
+  return r;
+}
+
 TEST(SimCompiled, EveryOpsDefaultProgramSimulatesOnEveryNpuTarget) {
   std::mt19937 rng(3);
   for (const std::string& name : builtin_target_names()) {
@@ -33,13 +45,11 @@ TEST(SimCompiled, EveryOpsDefaultProgramSimulatesOnEveryNpuTarget) {
       for (int trial = 0; trial < 2; ++trial) {
         Workload w{op.name, random_shape(op, rng), trial ? DType::F16 : DType::F32, {}};
         if (op.name == "attention") w.attrs["causal"] = trial;
+        pto::testing::set_example_expr(w);
         SCOPED_TRACE(name + " " + w.key());
         const TensorGraph graph = build_graph(w);
         const Program program = compile(graph, default_config(w, graph, target), target).program;
-        const SimResult r = simulate(program, target);
-        EXPECT_GT(r.cycles, 0);
-        EXPECT_EQ(r.instructions, program.instruction_count());
-        EXPECT_EQ(r.tasks, static_cast<int64_t>(program.tasks.size()));
+        const SimResult r = expect_simulates_whole(program, target);
         EXPECT_GT(r.gm_read_bytes, 0);
         EXPECT_GT(r.gm_write_bytes, 0);
         EXPECT_EQ(r.kernels.size(), program.kernels.size());
@@ -69,10 +79,7 @@ TEST(SimCompiled, RandomFlashAttentionConfigsSimulateOnEveryNpuTarget) {
         if (!analyzer.analyze(config).feasible) continue;
         SCOPED_TRACE(name + " " + w.key() + " " + config.to_string());
         const Program program = compile(graph, config, target).program;
-        const SimResult r = simulate(program, target);
-        EXPECT_GT(r.cycles, 0);
-        EXPECT_EQ(r.instructions, program.instruction_count());
-        EXPECT_EQ(r.tasks, static_cast<int64_t>(program.tasks.size()));
+        const SimResult r = expect_simulates_whole(program, target);
         ++simulated;
         break;
       }
@@ -81,8 +88,9 @@ TEST(SimCompiled, RandomFlashAttentionConfigsSimulateOnEveryNpuTarget) {
   }
 }
 
-// With split-K, chunks of one output tile add into it atomically: the simulator fetches
-// those lines and still finishes every chunk.
+// With split-K, the chunks of one output tile store fp32 partial sums that a Combine
+// kernel adds up (int32 would add atomically): the simulator finishes every chunk, and
+// the cores the chunks fill pay for the second kernel here.
 TEST(SimCompiled, SplitKProgramsSimulate) {
   const Target target = load_target("ascend910b1");
   const Workload w{"matmul", {128, 8192, 256}, DType::F32, {}};
@@ -96,6 +104,48 @@ TEST(SimCompiled, SplitKProgramsSimulate) {
   EXPECT_EQ(split.tasks, static_cast<int64_t>(program.tasks.size()));
   EXPECT_GT(split.cores_used.at(CoreType::AIC), whole.cores_used.at(CoreType::AIC));
   EXPECT_LT(split.cycles, whole.cycles);
+}
+
+using Rng = std::mt19937_64;
+
+int64_t ragged(Rng& rng, int64_t base) {
+  return rng() % 3 ? 1 + static_cast<int64_t>(rng() % (3 * base)) : base + 1 + static_cast<int64_t>(rng() % (base - 1));
+}
+
+TileConfig random_feasible_vec(const TensorGraph& g, const Workload& w, const Target& t, Rng& rng) {
+  const Analyzer analyzer(g, t);
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    TileConfig c;
+    c.vec = Shape{1 + static_cast<int64_t>(rng() % 64), 16 * (1 + static_cast<int64_t>(rng() % 48))};
+    if (analyzer.analyze(c).feasible) return c;
+  }
+  return default_config(w, g, t);
+}
+
+// The elementwise op: random expressions at random ragged shapes, with their default
+// config and a random feasible one, simulate as one kernel on every NPU target, and the
+// same program, run on the CPU runtime, matches the expression's fp64 reference.
+TEST(SimCompiled, ElementwiseRandomExpressionsSimulateAndTheirProgramsMatchTheFp64Reference) {
+  Rng rng(31);
+  for (const std::string& name : builtin_target_names()) {
+    const Target target = load_target(name);
+    if (target.kind != TargetKind::Npu) continue;
+    for (int trial = 0; trial < 6; ++trial) {
+      const Workload w{"elementwise", {ragged(rng, 64), ragged(rng, 512)}, trial % 2 ? DType::F16 : DType::F32, {},
+                       pto::testing::random_safe_expression(rng, 1 + static_cast<int>(rng() % 4))};
+      const TensorGraph g = build_graph(w);
+      const TileConfig config = trial % 3 == 0 ? default_config(w, g, target) : random_feasible_vec(g, w, target, rng);
+      SCOPED_TRACE(name + " " + w.key() + " with " + config.to_string());
+      const Program program = compile(g, config, target).program;
+      EXPECT_EQ(expect_simulates_whole(program, target).kernels.size(), 1u);
+      const std::vector<HostTensor> inputs = random_inputs(g, rng());
+      const std::vector<HostTensor> want = find_op("elementwise").reference(w, inputs);
+      CpuExecutor exec(program, ExecOptions{1});
+      exec.execute(inputs);
+      EXPECT_TRUE(all_close(exec.outputs().at(0), want.at(0), 1))
+          << "max diff " << max_abs_diff(exec.outputs().at(0), want.at(0));
+    }
+  }
 }
 
 }  // namespace

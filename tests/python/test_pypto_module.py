@@ -26,8 +26,11 @@ SHAPES = {
     "add": [100, 300], "mul": [100, 300], "exp": [100, 300], "log": [100, 300], "sqrt": [100, 300],
     "erfc": [100, 300], "gelu": [100, 300], "sum": [64, 200], "amax": [64, 200], "amin": [64, 200],
     "softmax": [64, 256], "layernorm": [64, 256], "rmsnorm": [64, 256], "attention": [1, 2, 64, 64],
-    "flash_attention": [1, 4, 256, 512, 128],
+    "flash_attention": [1, 4, 256, 512, 128], "elementwise": [100, 300],
 }
+# The expression of an op that takes one (--expr): every function, scalars on either side,
+# a tensor named as a Python keyword.
+EXPRS = {"elementwise": "maximum(div(2.0, add(exp(a), in)), sub(1.5, mul(tanh(neg(abs(erf(a)))), 2)))"}
 CONFIGS_PER_CASE = 6
 
 
@@ -42,7 +45,7 @@ def random_configs(op, target, tmp_path):
     """Configs from pto-tune's space: every one the random strategy measured (model backend)."""
     db = str(tmp_path / f"{op}-{target}.db")
     pto_tune.tune(op, SHAPES[op], target=target, backend="model", strategy="random", budget=CONFIGS_PER_CASE,
-                  seed=len(op) * 7 + NPU_TARGETS.index(target), db=db)
+                  seed=len(op) * 7 + NPU_TARGETS.index(target), db=db, expr=EXPRS.get(op))
     configs = [r["config"] for r in pto_tune.Database(db).records(op) if r["measurement"]["status"] == "OK"]
     assert configs, f"no feasible config of {op} on {target}"
     return [pto_tune.Config(c) for c in configs]
@@ -110,7 +113,7 @@ def check_attention_stages(module):
 def test_emitted_modules_run_on_the_standin(op, target, tmp_path):
     pypto.set_target(target)
     for cfg in random_configs(op, target, tmp_path):
-        module = load(pto_tune.emit_pypto(op, SHAPES[op], cfg, target=target))
+        module = load(pto_tune.emit_pypto(op, SHAPES[op], cfg, target=target, expr=EXPRS.get(op)))
         assert module.STAGES == tuple(cfg.stages)
         pypto.reset()
         module.apply(pypto)
@@ -184,6 +187,21 @@ def test_the_header_says_where_the_config_came_from(tmp_path):
     assert "# from: pto_tune, config source 'exact'" in source
     assert json.loads(source.split("# config: ")[1].splitlines()[0]) == json.loads(cfg.to_json())
     assert "given to pto_tune.emit_pypto" in pto_tune.emit_pypto("softmax", [64, 256], cfg.to_json())
+
+
+def test_an_elementwise_chain_is_written_call_by_call_as_the_tutorials_write_it():
+    source = pto_tune.emit_pypto("elementwise", [1024, 4096], {"vec": [64, 512]}, dtype="fp32",
+                                 expr="mul(add(a, b), 2)")
+    assert "elementwise|1024,4096|fp32|expr=mul(add(a,b),2.0)" in source
+    assert "def kernel(pypto, a, b, out" not in source  # fp32: the chain's last call is the output
+    assert "    add0 = pypto.add(a, b)\n    mul1[:] = pypto.mul(add0, 2.0)\n" in source
+    pypto.set_target("ascend910b1")
+    calls = run_kernel(load(source))  # the stand-in checks each call's operands
+    assert calls == [("set_vec_tile_shapes", (64, 512), {})]
+    with pytest.raises(pto_tune.UsageError, match="unknown function 'pow'.*position 1"):
+        pto_tune.emit_pypto("elementwise", [8, 8], {}, expr="pow(a, 2)")
+    with pytest.raises(pto_tune.UsageError, match="needs an expression"):
+        pto_tune.emit_pypto("elementwise", [8, 8], {})
 
 
 def test_a_workload_that_is_not_an_op_is_a_usage_error():

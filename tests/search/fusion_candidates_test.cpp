@@ -11,6 +11,7 @@
 #include "core/compile.h"
 #include "core/op_library.h"
 #include "tests/builtin_targets.h"
+#include "tests/random_attrs.h"
 
 namespace pto::search {
 namespace {
@@ -22,6 +23,7 @@ Workload small_workload(const OpDef& op) {
   w.op = op.name;
   for (const std::string& d : op.dims) w.shape.push_back(d == "B" || d == "H" ? 2 : 48);
   w.dtype = op.dtypes.front();
+  pto::testing::set_example_expr(w);
   return w;
 }
 
