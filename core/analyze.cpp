@@ -720,7 +720,8 @@ struct Analyzer::Impl {
       const TiledKernel& k = plan.kernels[i];
       KernelSummary& ks = out.kernels[i];
       ks.kernel = static_cast<int>(i);
-      if (k.kind != passes::KernelKind::Zero && k.kind != passes::KernelKind::Combine) ks.nodes = p->kernels[k.spec].nodes;
+      ks.combine = k.kind == passes::KernelKind::Combine;
+      if (k.kind != passes::KernelKind::Zero && !ks.combine) ks.nodes = p->kernels[k.spec].nodes;
       ks.after = k.after;
       ks.nbuffer = k.nbuffer;
       fill_footprint(k, ks);

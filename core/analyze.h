@@ -57,6 +57,7 @@ struct KernelSummary {
   int kernel = -1;
   std::vector<NodeId> nodes;
   bool uses_cube = false;
+  bool combine = false;   // the compiler's kernel that sums split partials (combine_kernel.h)
   Shape iteration;        // the kernel's iteration space (cube: [batch..., M, N])
   Shape tile;             // full tile per iteration dim (cube: [1..., mL1, nL1])
   Shape tile_counts;      // tiles per dim

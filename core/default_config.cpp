@@ -176,6 +176,10 @@ bool fix_structure(TileConfig& c, const std::vector<Violation>& v, const GraphEx
     c.cube->split_k = false;
     changed = true;
   }
+  if (has_rule(v, "k_view") && c.cube && c.cube->k_view > 0) {
+    c.cube->k_view = 0;
+    changed = true;
+  }
   if (has_rule(v, "vec tile rank") && c.vec) {
     size_t rank = 0;
     for (const passes::VectorBody* b : e.bodies) rank = std::max(rank, b->iteration.size());

@@ -73,6 +73,9 @@ std::vector<std::string> pypto_calls(const TileConfig& config) {
     lines.push_back("# fusion " + nlohmann::json(*config.fusion).dump() +
                     " (graph node ids): pypto.set_pass_options(sg_set_scope=g) ... (sg_set_scope=-1) around "
                     "each group's ops, g from 1 (--emit pypto writes them)");
+  if (config.cube && config.cube->k_view > 0)
+    lines.push_back("# K loop: one pypto.matmul per K view of " + std::to_string(config.cube->k_view) +
+                    ", the fp32 partial sums added with pypto.add (--emit pypto writes it)");
   if (config.nbuffer) lines.push_back("# " + pypto_nbuffer_note(config));
   if (config.l2_group) {
     const std::string m = std::to_string(config.l2_group->first), n = std::to_string(config.l2_group->second);

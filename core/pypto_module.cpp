@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
@@ -73,7 +75,8 @@ std::string dtype_constant(DType t) { return "pypto." + dtype_attribute(t); }
 
 std::string cube_literal(const CubeTile& c) {
   return "CubeTiles(m=" + py_tuple({c.mL0, c.mL1}) + ", k=" + py_tuple(pypto_k(c)) + ", n=" +
-         py_tuple({c.nL0, c.nL1}) + ", split_k=" + (c.split_k ? "True" : "False") + ")";
+         py_tuple({c.nL0, c.nL1}) + ", split_k=" + (c.split_k ? "True" : "False") +
+         (c.k_view > 0 ? ", k_view=" + std::to_string(c.k_view) : "") + ")";
 }
 
 std::string stage_literal(const StageTiles& s) {
@@ -150,6 +153,7 @@ class CubeTiles:
     k: Tuple[int, ...]
     n: Tuple[int, int]
     split_k: bool = False
+    k_view: int = 0  # the kernel's K loop: one matmul per K view of k_view (0: none)
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,28 @@ std::string jit_options(const TileConfig& config) {
          "JIT_OPTIONS = {\"runtime_options\": {\"device_sched_mode\": 1}}\n";
 }
 
+// The K loop's adds run on the tile pto-tune's compiler gives its Combine kernel (the
+// partials' index dropped): PyPTO needs a vec tile before pypto.add, and this one is the
+// program pto-tune measured. None where the config has no K loop or does not compile.
+std::optional<Shape> k_loop_add_tile(const TensorGraph& g, const Target& t, const TileConfig& config) {
+  if (!config.cube || config.cube->k_view == 0) return std::nullopt;
+  const TilingSummary s = analyze(g, config, t);
+  for (const KernelSummary& k : s.kernels) {
+    if (!k.combine) continue;
+    Shape tile = k.tile;
+    tile.erase(tile.end() - 3);  // [batch..., chunks, M, N]: the chunks are the adds' operands
+    return tile;
+  }
+  return std::nullopt;
+}
+
+std::string add_tile_constant(const std::optional<Shape>& tile) {
+  if (!tile) return "";
+  return "\n# The vec tile of the K loop's pypto.add calls: the tile pto-tune's compiler sums the partial\n"
+         "# sums with (the guide sets it before the loop: set_vec_tile_shapes, 配置add切分大小).\n"
+         "ADD_TILE = " + py_tuple(*tile) + "\n";
+}
+
 // flash_attention's kernel is not written out: its outline says where each stage's
 // setters go.
 constexpr const char* kAttentionOutline = R"(
@@ -258,7 +284,7 @@ bool is_python_keyword(const std::string& s) {
 class KernelWriter {
  public:
   KernelWriter(const TensorGraph& g, const TileConfig& config) : g_(g), config_(config) {
-    reserved_ = {"pypto", "tiles", "m_view", "n_view", "m_idx", "n_idx"};
+    reserved_ = {"pypto", "tiles", "m_view", "n_view", "m_idx", "n_idx", "k_view", "k_idx", "k_part", "k_parts", "k_sum", "ADD_TILE"};
     for (NodeId id : g.inputs()) name_node(id);
     for (NodeId id : g.outputs()) name_node(id);
     if (config.fusion)
@@ -349,8 +375,13 @@ class KernelWriter {
   void write_node(const Node& n) {
     enter_scope(scope_of(n.id));
     const std::string& name = is_output(n.id) ? names_.at(n.id) : name_node(n.id);
-    if (n.kind == OpKind::Matmul && config_.l2_group && config_.cube) return write_l2_matmul(n, name);
-    line(is_output(n.id) ? name + "[:] = " + expression(n) : name + " = " + expression(n));
+    const bool k_loop = config_.cube && config_.cube->k_view > 0;
+    if (n.kind == OpKind::Matmul && config_.cube && (config_.l2_group || k_loop)) return write_split_matmul(n, name);
+    assign(n, name, expression(n));
+  }
+
+  void assign(const Node& n, const std::string& name, const std::string& value) {
+    line(is_output(n.id) ? name + "[:] = " + value : name + " = " + value);
   }
 
   std::string operand(const Node& n, size_t i) const { return names_.at(n.inputs.at(i)); }
@@ -392,11 +423,57 @@ class KernelWriter {
            dtype_constant(n.dtype) + "), " + std::to_string(cols - rows + 1) + "))";
   }
 
-  // The matmul guide's L2 split: a pypto.loop over [m_view, n_view] blocks of the output,
-  // mDim x nDim Cube tiles each, every block a matmul of an A row view and a B column view.
-  // The views follow the tiles the kernel is given; a block past the shape's end holds
-  // what is left of it (valid_shape).
-  void write_l2_matmul(const Node& n, const std::string& name) {
+  // A cut of one operand dim for a view: `axis`_view long from `axis`_idx * `axis`_view,
+  // valid up to `extent`; `from_end` counts the dim from the operand's end.
+  struct Cut {
+    size_t from_end;
+    std::string axis;
+    int64_t extent;
+  };
+
+  // A matmul cut as the matmul guide cuts it (matmul_performance_guide.md): its manual K
+  // loop (K轴分核, 手动构图方式), one matmul per K view, the fp32 partial sums added
+  // after the loop, outside the matmul's scope (the adds are Vector ops); in each view,
+  // or in the whole matmul, its L2 split ("增加L2命中率").
+  void write_split_matmul(const Node& n, const std::string& name) {
+    if (config_.cube->k_view == 0) return write_l2_blocks(n, name, false);
+    const Node& a = g_.node(n.inputs[0]);
+    const int64_t k = a.shape[a.shape.size() - (n.transpose_a ? 2 : 1)];
+    line("# K loop (matmul_performance_guide.md, 手动构图方式): fp32 partial sums of K views, then added");
+    line(std::string("k_view = tiles.") + kSingleStage + ".cube.k_view");
+    line("k_parts = []");
+    line("for k_idx in range((" + std::to_string(k) + " + k_view - 1) // k_view):");
+    ++depth_;
+    if (config_.l2_group) {
+      line("k_part = pypto.tensor(" + py_list(texts(n.shape)) + ", " + dtype_constant(n.dtype) + ", \"k_part\")");
+      write_l2_blocks(n, "k_part", true);
+    } else {
+      const std::string a_view = operand_view(n, 0, {k_cut(n, 0)});  // A's view first: its line comes first
+      line("k_part = " + matmul_call(n, a_view, operand_view(n, 1, {k_cut(n, 1)})));
+    }
+    line("k_parts.append(k_part)");
+    --depth_;
+    enter_scope(-1);
+    line("pypto.set_vec_tile_shapes(*ADD_TILE)");
+    line("k_sum = k_parts[0]");
+    line("for k_part in k_parts[1:]:");
+    line("    k_sum = pypto.add(k_sum, k_part)");
+    assign(n, name, "k_sum");
+  }
+
+  // Operand i's K dim cut into K views (k_view long from k_idx * k_view).
+  Cut k_cut(const Node& n, size_t i) const {
+    const bool transposed = i == 0 ? n.transpose_a : n.transpose_b;
+    const size_t from_end = (i == 0) != transposed ? 1 : 2;  // A's K is its last dim, B's its second last
+    const Node& src = g_.node(n.inputs[i]);
+    return {from_end, "k", src.shape[src.shape.size() - from_end]};
+  }
+
+  // The L2 split: a pypto.loop over [m_view, n_view] blocks of the output, mDim x nDim
+  // Cube tiles each, every block a matmul of an A row view and a B column view (of the
+  // K view too, `in_k_loop`), assembled into `target`. The views follow the tiles the
+  // kernel is given; a view past the shape's end holds what is left of it (valid_shape).
+  void write_l2_blocks(const Node& n, const std::string& target, bool in_k_loop) {
     const auto [m_dim, n_dim] = *config_.l2_group;
     const size_t rank = n.shape.size();
     const int64_t m = n.shape[rank - 2], cols = n.shape[rank - 1];
@@ -405,30 +482,38 @@ class KernelWriter {
          "] (matmul_performance_guide.md): blocks of mDim x nDim Cube tiles");
     line("m_view = min(" + cube + ".m[1] * " + std::to_string(m_dim) + ", " + std::to_string(m) + ")");
     line("n_view = min(" + cube + ".n[1] * " + std::to_string(n_dim) + ", " + std::to_string(cols) + ")");
-    if (!is_output(n.id))
-      line(name + " = pypto.tensor(" + py_list(texts(n.shape)) + ", " + dtype_constant(n.dtype) + ", \"" + name + "\")");
+    if (!in_k_loop && !is_output(n.id))
+      line(target + " = pypto.tensor(" + py_list(texts(n.shape)) + ", " + dtype_constant(n.dtype) + ", \"" + target +
+           "\")");
     for (const auto& [axis, extent] : {std::pair<std::string, int64_t>{"m", m}, {"n", cols}}) {
       line("for " + axis + "_idx in pypto.loop(0, (" + std::to_string(extent) + " + " + axis + "_view - 1) // " + axis +
-           "_view, 1, name=\"LOOP_L2_" + axis + "Idx_" + name + "\", idx_name=\"" + axis + "_idx\"):");
+           "_view, 1, name=\"LOOP_L2_" + axis + "Idx_" + target + "\", idx_name=\"" + axis + "_idx\"):");
       ++depth_;
     }
-    const std::string a = operand_view(n, 0, n.transpose_a ? 1 : 2, "m", m);
-    const std::string b = operand_view(n, 1, n.transpose_b ? 2 : 1, "n", cols);
+    std::vector<Cut> a_cuts = {{n.transpose_a ? 1u : 2u, "m", m}}, b_cuts = {{n.transpose_b ? 2u : 1u, "n", cols}};
+    if (in_k_loop) {
+      a_cuts.push_back(k_cut(n, 0));
+      b_cuts.push_back(k_cut(n, 1));
+    }
+    const std::string a_view = operand_view(n, 0, a_cuts);  // A's view first: its line comes first
+    const std::string value = matmul_call(n, a_view, operand_view(n, 1, b_cuts));
     std::vector<std::string> offsets(rank - 2, "0");
     offsets.insert(offsets.end(), {"m_idx * m_view", "n_idx * n_view"});
-    line("pypto.assemble(" + matmul_call(n, a, b) + ", " + py_list(offsets) + ", " + name + ")");
+    line("pypto.assemble(" + value + ", " + py_list(offsets) + ", " + target + ")");
     depth_ -= 2;
   }
 
-  // A view of operand `i` cut along its dim `from_end` counted from the end (the M rows of
-  // A, the N columns of B): `axis`_view long from `axis`_idx * `axis`_view, valid up to `extent`.
-  std::string operand_view(const Node& n, size_t i, size_t from_end, const std::string& axis, int64_t extent) {
+  // Operand `i` of `n` with its `cuts` as a pypto.view (the operand itself with none).
+  std::string operand_view(const Node& n, size_t i, const std::vector<Cut>& cuts) {
+    if (cuts.empty()) return operand(n, i);
     const Node& src = g_.node(n.inputs[i]);
-    const size_t dim = src.shape.size() - from_end;
     std::vector<std::string> shape = texts(src.shape), offsets(src.shape.size(), "0"), valid = shape;
-    shape[dim] = axis + "_view";
-    offsets[dim] = axis + "_idx * " + axis + "_view";
-    valid[dim] = "pypto.min(" + axis + "_view, " + std::to_string(extent) + " - " + offsets[dim] + ")";
+    for (const Cut& c : cuts) {
+      const size_t dim = src.shape.size() - c.from_end;
+      shape[dim] = c.axis + "_view";
+      offsets[dim] = c.axis + "_idx * " + c.axis + "_view";
+      valid[dim] = "pypto.min(" + c.axis + "_view, " + std::to_string(c.extent) + " - " + offsets[dim] + ")";
+    }
     const std::string name = operand(n, i) + "_view";
     line(name + " = pypto.view(" + operand(n, i) + ", " + py_list(shape) + ", " + py_list(offsets) +
          ", valid_shape=" + py_list(valid) + ")");
@@ -455,7 +540,8 @@ std::string pypto_module(const Workload& w, const Target& t, const TileConfig& c
                                        [](const Node& n) { return n.kind == OpKind::FlashAttention; });
   return header(w, t, config, provenance) + docstring(w, kernel.signature(), has_kernel) + kTileClasses +
          tiles_class(w, config, stages) + tiles_instance(w, config, stages) + kFunctions + jit_options(config) +
-         tensors_constant(kernel.signature()) + (has_kernel ? kernel.write(w, stages) : std::string(kAttentionOutline));
+         tensors_constant(kernel.signature()) + add_tile_constant(k_loop_add_tile(g, t, config)) +
+         (has_kernel ? kernel.write(w, stages) : std::string(kAttentionOutline));
 }
 
 }  // namespace pto

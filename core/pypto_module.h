@@ -25,7 +25,9 @@
 //                     (docs/zh/api/config/pypto-set_pass_options.md), and a matmul of an
 //                     l2_group config as the guide's pypto.loop over m_view = mL1 x mDim,
 //                     n_view = nL1 x nDim views (docs/zh/tutorials/debug/
-//                     matmul_performance_guide.md, "增加L2命中率"). flash_attention's module
+//                     matmul_performance_guide.md, "增加L2命中率"), a K loop config's
+//                     matmul as the guide's manual K loop (手动构图方式: a matmul per K
+//                     view, partial sums added with pypto.add on ADD_TILE). flash_attention's module
 //                     has no kernel, only its outline as comments: apply is what its
 //                     kernel calls per stage.
 //

@@ -31,7 +31,7 @@ Shape positive_sizes(const json& value, const std::string& path, size_t min_size
 
 CubeTile cube_from_json(const json& j, const std::string& path) {
   jr::object(j, path);
-  jr::reject_unknown_keys(j, path, {"m", "k", "n", "split_k"});
+  jr::reject_unknown_keys(j, path, {"m", "k", "n", "split_k", "k_view"});
   for (const char* axis : {"m", "k", "n"}) {
     if (!j.contains(axis)) usage_error(path + "." + axis + ": missing (a cube tile needs m, k and n)");
   }
@@ -48,16 +48,19 @@ CubeTile cube_from_json(const json& j, const std::string& path) {
   c.nL0 = n[0];
   c.nL1 = n[1];
   if (j.contains("split_k")) c.split_k = jr::boolean(j.at("split_k"), path + ".split_k");
+  if (j.contains("k_view")) c.k_view = jr::positive_integer(j.at("k_view"), path + ".k_view");
   return c;
 }
 
 json cube_to_json(const CubeTile& c) {
   // The short form only says what it means when both L1 K sizes agree.
   const bool short_k = c.k_short_form && c.kAL1 == c.kBL1;
-  return {{"m", {c.mL0, c.mL1}},
-          {"k", short_k ? json{c.kL0, c.kAL1} : json{c.kL0, c.kAL1, c.kBL1}},
-          {"n", {c.nL0, c.nL1}},
-          {"split_k", c.split_k}};
+  json j = {{"m", {c.mL0, c.mL1}},
+            {"k", short_k ? json{c.kL0, c.kAL1} : json{c.kL0, c.kAL1, c.kBL1}},
+            {"n", {c.nL0, c.nL1}},
+            {"split_k", c.split_k}};
+  if (c.k_view > 0) j["k_view"] = c.k_view;  // absent keeps older records' JSON as it was
+  return j;
 }
 
 std::vector<std::vector<int>> fusion_from_json(const json& j) {

@@ -11,9 +11,9 @@
 //    "nbuffer":2}
 //
 // Every key is optional; what an op does not use is absent. `cube.k` may be given in
-// the two-element form [kL0,kL1] (kAL1 = kBL1 = kL1). `fusion` lists groups of graph
-// node ids (compute nodes only) in topological order; absent = the compiler's default
-// partition. `l2_group` [mDim,nDim]: each wave of the core grid covers mDim M-tiles x
+// the two-element form [kL0,kL1] (kAL1 = kBL1 = kL1); `cube.k_view` is written only
+// when set. `fusion` lists groups of graph node ids (compute nodes only) in topological
+// order; absent = the compiler's default partition. `l2_group` [mDim,nDim]: each wave of the core grid covers mDim M-tiles x
 // nDim N-tiles; absent = row-major tile order. JSON round-trips exactly; parse errors
 // name the field.
 #pragma once
@@ -36,6 +36,9 @@ struct CubeTile {
   int64_t nL0 = 0, nL1 = 0;
   bool split_k = false;
   bool k_short_form = false;  // parsed from [kL0,kL1]; written back the same way
+  // The matmul guide's manual K loop (手动构图方式): one matmul per K view of k_view
+  // elements, the fp32 partial sums added with pypto.add. 0 = no K loop.
+  int64_t k_view = 0;
   bool operator==(const CubeTile&) const = default;
 };
 

@@ -35,6 +35,7 @@ void add_config(std::vector<double>& f, const TileConfig& c) {
   const CubeTile t = c.cube.value_or(CubeTile{});
   for (int64_t v : {t.mL0, t.mL1, t.kL0, t.kAL1, t.kBL1, t.nL0, t.nL1}) f.push_back(log2_or_zero(static_cast<double>(v)));
   f.push_back(t.split_k ? 1 : 0);
+  f.push_back(log2_or_zero(static_cast<double>(t.k_view)));
   double vec_elements = 0, vec_last = 0;
   if (c.vec && !c.vec->empty()) {
     vec_elements = 1;

@@ -20,6 +20,7 @@ constexpr uint64_t kEnumerateWholeLimit = 1 << 16;
 constexpr uint64_t kDrawsPerSample = 1000;
 constexpr uint64_t kMinDraws = 100000;
 constexpr int kMaxNbuffer = 4;
+constexpr int64_t kKLoopViewTiles[] = {2, 4, 8, 16};  // the K loop's views, in L1 K tiles
 
 // Rules that depend on the Cube tile and the n-buffer depth alone (docs/compiler.md):
 // a tile breaking one at nbuffer 1 breaks it under every other choice too.
@@ -37,11 +38,32 @@ bool breaks_rule(const TilingSummary& s, const std::string& rule) {
   return std::any_of(s.violations.begin(), s.violations.end(), [&](const Violation& v) { return v.rule == rule; });
 }
 
-// The tile sizes alone: the split-K flag has its own axis and the k form is spelling.
+// The tile sizes alone: the K split has its own axis and the k form is spelling.
 CubeTile tile_sizes(CubeTile c) {
   c.split_k = false;
+  c.k_view = 0;
   c.k_short_form = false;
   return c;
+}
+
+int64_t larger_k_tile(const CubeTile& c) { return std::max(c.kAL1, c.kBL1); }
+
+void apply_k_split(CubeTile& c, const KSplit& k) {
+  c.split_k = k.form == KSplit::Form::SplitK;
+  c.k_view = k.form == KSplit::Form::KLoop ? k.view_tiles * larger_k_tile(c) : 0;
+}
+
+KSplit k_split_of(const CubeTile& c) {
+  if (c.split_k) return {KSplit::Form::SplitK, 0};
+  if (c.k_view == 0) return {};
+  const int64_t tile = larger_k_tile(c);
+  // A view of no whole number of tiles is on no axis value: index_of answers none.
+  return {KSplit::Form::KLoop, c.k_view % tile == 0 ? c.k_view / tile : -1};
+}
+
+bool writes_fp32(const TensorGraph& g) {
+  return std::any_of(g.nodes().begin(), g.nodes().end(),
+                     [](const Node& n) { return n.kind == OpKind::Matmul && n.dtype == DType::F32; });
 }
 
 template <typename T>
@@ -156,7 +178,7 @@ struct SpaceGenerator::Impl {
     const std::optional<MatmulExtents> mm = matmul_extents(graph);
     build_cube_axis(mm);
     build_vec_axis(options);
-    build_split_k_axis();
+    build_k_split_axis();
     build_l2_group_axis(mm.has_value());
     build_nbuffer_axis(options.max_nbuffer);
     build_reduce_axis();
@@ -217,7 +239,7 @@ struct SpaceGenerator::Impl {
     probe.fusion.reset();
     cube_proposed = proposed.size();
     for (CubeTile t : proposed) {
-      t.split_k = false;
+      t = tile_sizes(t);
       probe.cube = t;
       if (breaks_cube_rule(analyzer.analyze(probe))) {
         ++cube_pruned;
@@ -237,20 +259,28 @@ struct SpaceGenerator::Impl {
     if (axes.vec.empty()) axes.vec = {std::nullopt};
   }
 
-  // split_k joins when some partition lets it run (fp32/int32 output, no epilogue).
-  void build_split_k_axis() {
-    axes.split_k = {false};
-    if (axes.cube.empty() || !axes.cube.front()) return;
+  // split_k joins when some partition lets it run (fp32/int32 output, no epilogue); the
+  // K loop too where the matmul writes fp32, over views of 2 to 16 L1 K tiles (views
+  // past K break rule "k_view", and those of as many parts as split_k compile to its
+  // program: both are left out per candidate).
+  void build_k_split_axis() {
+    axes.k_split = {KSplit{}};
+    if (!axes.cube.empty() && axes.cube.front() && split_k_runs()) {
+      axes.k_split.push_back({KSplit::Form::SplitK, 0});
+      if (writes_fp32(graph))
+        for (int64_t tiles : kKLoopViewTiles) axes.k_split.push_back({KSplit::Form::KLoop, tiles});
+    }
+    if (baseline.cube) add_if_missing(axes.k_split, k_split_of(*baseline.cube));
+  }
+
+  bool split_k_runs() const {
     TileConfig probe = baseline;
     probe.cube = baseline.cube ? *baseline.cube : *axes.cube.front();
-    probe.cube->split_k = true;
-    for (const auto& f : axes.fusion) {
+    apply_k_split(*probe.cube, {KSplit::Form::SplitK, 0});
+    return std::any_of(axes.fusion.begin(), axes.fusion.end(), [&](const auto& f) {
       probe.fusion = f;
-      if (!breaks_rule(analyzer.analyze(probe), "split_k")) {
-        axes.split_k.push_back(true);
-        return;
-      }
-    }
+      return !breaks_rule(analyzer.analyze(probe), "split_k");
+    });
   }
 
   void build_l2_group_axis(bool has_matmul) {
@@ -262,7 +292,7 @@ struct SpaceGenerator::Impl {
   }
 
   uint64_t size() const {
-    return static_cast<uint64_t>(axes.fusion.size()) * axes.cube.size() * axes.vec.size() * axes.split_k.size() *
+    return static_cast<uint64_t>(axes.fusion.size()) * axes.cube.size() * axes.vec.size() * axes.k_split.size() *
            axes.l2_group.size() * axes.nbuffer.size() * axes.reduce.size() * axes.attention.size() *
            axes.stages.size();
   }
@@ -281,12 +311,12 @@ struct SpaceGenerator::Impl {
     c.reduce = axes.reduce[digit(axes.reduce.size())];
     c.nbuffer = axes.nbuffer[digit(axes.nbuffer.size())];
     c.l2_group = axes.l2_group[digit(axes.l2_group.size())];
-    const bool split_k = axes.split_k[digit(axes.split_k.size())];
+    const KSplit k_split = axes.k_split[digit(axes.k_split.size())];
     c.vec = axes.vec[digit(axes.vec.size())];
     c.cube = axes.cube[digit(axes.cube.size())];
     c.fusion = axes.fusion[digit(axes.fusion.size())];
     if (c.cube) {
-      c.cube->split_k = split_k;
+      apply_k_split(*c.cube, k_split);
       c.cube->k_short_form = c.cube->kAL1 == c.cube->kBL1;
     }
     return c;
@@ -305,14 +335,14 @@ struct SpaceGenerator::Impl {
         position(axes.fusion, c.fusion),
         cube,
         position(axes.vec, c.vec),
-        position(axes.split_k, c.cube && c.cube->split_k),
+        position(axes.k_split, c.cube ? k_split_of(*c.cube) : KSplit{}),
         position(axes.l2_group, c.l2_group),
         position(axes.nbuffer, c.nbuffer),
         position(axes.reduce, c.reduce == ReduceForm::Online ? std::nullopt : c.reduce),
         position(axes.attention, c.attention),
         position(axes.stages, c.stages)};
     const size_t radices[] = {axes.fusion.size(),   axes.cube.size(),    axes.vec.size(),
-                              axes.split_k.size(),  axes.l2_group.size(), axes.nbuffer.size(),
+                              axes.k_split.size(),  axes.l2_group.size(), axes.nbuffer.size(),
                               axes.reduce.size(),   axes.attention.size(), axes.stages.size()};
     uint64_t index = 0;
     for (size_t i = 0; i < std::size(digits); ++i) {
@@ -407,7 +437,7 @@ std::string SpaceGenerator::describe() const {
             " break a Cube rule)";
   }
   return "fusion    " + std::to_string(a.fusion.size()) + "\ncube      " + cube + "\nvec       " +
-         std::to_string(a.vec.size()) + "\nsplit_k   " + std::to_string(a.split_k.size()) + "\nl2_group  " +
+         std::to_string(a.vec.size()) + "\nk_split   " + std::to_string(a.k_split.size()) + "\nl2_group  " +
          std::to_string(a.l2_group.size()) + "\nnbuffer   " + std::to_string(a.nbuffer.size()) + "\nreduce    " +
          std::to_string(a.reduce.size()) + "\nattention " + std::to_string(a.attention.size()) + "\nstages    " +
          std::to_string(a.stages.size()) + "\nspace     " +

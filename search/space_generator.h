@@ -45,12 +45,21 @@ struct SpaceOptions {
   bool fusion_variants = true;          // false: the default partition only
 };
 
+// How a matmul splits K across cores, as PyPTO writes it (matmul_performance_guide.md,
+// 多核切K): not at all, enable_split_k (one part per L1 K tile), or the manual K loop
+// over views of `view_tiles` of the larger L1 K tile (CubeTile::k_view).
+struct KSplit {
+  enum class Form { None, SplitK, KLoop } form = Form::None;
+  int64_t view_tiles = 0;
+  bool operator==(const KSplit&) const = default;
+};
+
 // The choices of each axis, in enumeration order (the last axis varies fastest).
 struct SpaceAxes {
   std::vector<std::optional<FusionGroups>> fusion;
-  std::vector<std::optional<CubeTile>> cube;  // split_k false; the split_k axis sets it
+  std::vector<std::optional<CubeTile>> cube;  // no K split; the k_split axis sets it
   std::vector<std::optional<Shape>> vec;
-  std::vector<bool> split_k;
+  std::vector<KSplit> k_split;
   std::vector<std::optional<std::pair<int64_t, int64_t>>> l2_group;
   std::vector<std::optional<int>> nbuffer;  // {absent} but for flash_attention
   // How a vector tile that cuts a reduced dim runs (absent = online); the passes form

@@ -108,7 +108,8 @@ void cube_lines(const Partition& p, const TiledKernel& k, const ResolvedConfig& 
          tensor_type(p.tensors[s.b]) + (s.transpose_b ? "^T" : "") + " -> " + tensor_type(p.tensors[s.c]) +
          "  M=" + num(s.m) + " K=" + num(s.k) + " N=" + num(s.n) + "\n";
   out += "  cube m=[" + num(c.mL0) + "," + num(c.mL1) + "] k=[" + num(c.kL0) + "," + num(c.kAL1) + "," + num(c.kBL1) +
-         "] n=[" + num(c.nL0) + "," + num(c.nL1) + "]" + (c.split_k ? " split_k" : "") + ", effective m=[" +
+         "] n=[" + num(c.nL0) + "," + num(c.nL1) + "]" + (c.split_k ? " split_k" : "") +
+         (c.k_view > 0 ? " k_view=" + num(c.k_view) : "") + ", effective m=[" +
          num(ct.mL0) + "," + num(ct.mL1) + "] k=[" + num(ct.kL0) + "," + num(ct.kAL1) + "," + num(ct.kBL1) +
          "] n=[" + num(ct.nL0) + "," + num(ct.nL1) + "]\n";
   out += "  tiles: batch " + num(ct.batch) + " x m " + num(ct.m.count) + " (tail " + num(ct.m.tail) + ") x n " +

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int level(MemLevel l) { return static_cast<int>(l); }
 
-CubeTiling cube_tiling(const CubeSpec& s, const CubeTile& c, bool split_k) {
+CubeTiling cube_tiling(const CubeSpec& s, const CubeTile& c) {
   CubeTiling ct;
   const int64_t a = cube_align(s.in);
   const int64_t m_cap = align_up(s.m, a), n_cap = align_up(s.n, a), k_cap = align_up(s.k, a);
@@ -39,8 +39,10 @@ CubeTiling cube_tiling(const CubeSpec& s, const CubeTile& c, bool split_k) {
   ct.n = split_dim(s.n, ct.nL1);
   ct.chunk_steps = ct.steps;
   // PyPTO's enable_split_k cuts K into ceil(K / kL1) parts, one K step each
-  // (docs/zh/tutorials/debug/matmul_performance_guide.md, 自动构图方式: "默认采用kL1对K轴进行切分").
-  if (split_k) ct.chunk_steps = 1;
+  // (docs/zh/tutorials/debug/matmul_performance_guide.md, 自动构图方式: "默认采用kL1对K轴进行切分");
+  // the guide's manual K loop (手动构图方式) into views of k_view, whole K steps each.
+  if (c.split_k) ct.chunk_steps = 1;
+  else if (c.k_view > 0) ct.chunk_steps = std::max<int64_t>(1, c.k_view / ct.k_step);
   ct.chunks = ceil_div(ct.steps, ct.chunk_steps);
   ct.a_l1 = cube_buffer_bytes(ct.mL1, ct.kAL1, s.in);
   ct.b_l1 = cube_buffer_bytes(ct.kBL1, ct.nL1, s.in);
@@ -141,7 +143,7 @@ int64_t cube_l1_bytes(const CubeTiling& ct) { return ct.a_slots * ct.a_l1 + ct.b
 void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const ResolvedConfig& rc, const Target& t,
                       RuleCheck& check, TiledKernel& k) {
   const CubeSpec& s = *spec.cube;
-  k.cube = cube_tiling(s, rc.cube, rc.cube.split_k);
+  k.cube = cube_tiling(s, rc.cube);
   CubeTiling& ct = k.cube;
   const int l0_slots = depth_that_fits(rc.nbuffer, [&](int n) { return n * ct.a_l0 <= t.l0a && n * ct.b_l0 <= t.l0b; });
   k.nbuffer = depth_that_fits(rc.nbuffer, [&](int n) {
@@ -149,7 +151,7 @@ void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const Resolv
     return cube_l1_bytes(ct) <= t.l1;
   });
   set_cube_slots(ct, k.nbuffer, l0_slots);
-  check.cube(s, rc.cube, ct, !spec.body.empty(), rc.cube.split_k);
+  check.cube(s, rc.cube, ct, !spec.body.empty());
   k.footprint[level(MemLevel::L1)] = cube_l1_bytes(ct);
   k.footprint[level(MemLevel::L0A)] = ct.l0_slots * ct.a_l0;
   k.footprint[level(MemLevel::L0B)] = ct.l0_slots * ct.b_l0;

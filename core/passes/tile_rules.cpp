@@ -29,7 +29,7 @@ void RuleCheck::alignment(const char* rule, const char* name, int64_t v, int64_t
        target_.hard_capacity);
 }
 
-void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& ct, bool has_epilogue, bool split_k) {
+void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& ct, bool has_epilogue) {
   const bool hard = target_.hard_capacity;
   const int64_t a = cube_align(spec.in);
   const std::pair<const char*, int64_t> sizes[] = {{"mL0", c.mL0}, {"mL1", c.mL1}, {"kAL1", c.kAL1},
@@ -77,13 +77,27 @@ void RuleCheck::cube(const CubeSpec& spec, const CubeTile& c, const CubeTiling& 
          eq("nL1", align_up(ct.nL1, a)) + ") x " + bytes_of(spec.in) + " = " + num(l1) + " B > L1 " +
          num(target_.l1) + " B", hard);
 
-  if (!split_k) return;
+  if (c.k_view > 0) k_loop(spec, c, has_epilogue);
+  if (!c.split_k) return;
   if (spec.out != DType::F32 && spec.out != DType::I32)
     fail("split_k", std::string("split_k needs an fp32/int32 output (PyPTO: 多核切K约束); the matmul writes ") +
          dtype_name(spec.out), true);
   if (has_epilogue) fail("split_k", "split_k cannot run with a fused epilogue (partial sums are not final)", true);
   if (spec.batch.size() + 2 > 4)
     fail("split_k", "split_k takes 2-4-D inputs; the matmul's are " + num(spec.batch.size() + 2) + "-D", true);
+}
+
+// The manual K loop (matmul_performance_guide.md, 手动构图方式) adds fp32 partial sums
+// of whole L1 K tiles: a view must hold whole kAL1 and kBL1 tiles, and be a real split.
+void RuleCheck::k_loop(const CubeSpec& spec, const CubeTile& c, bool has_epilogue) {
+  const int64_t kL1 = std::max(c.kAL1, c.kBL1);
+  if (c.split_k) fail("k_view", "k_view and split_k are two ways to split K; give one", true);
+  if (c.k_view % kL1 != 0)
+    fail("k_view", eq("k_view", c.k_view) + " is not a multiple of " + eq(c.kAL1 >= c.kBL1 ? "kAL1" : "kBL1", kL1), true);
+  if (c.k_view >= spec.k) fail("k_view", eq("k_view", c.k_view) + " >= K=" + num(spec.k) + ": one view, no K loop", true);
+  if (spec.out != DType::F32)
+    fail("k_view", std::string("the K loop adds fp32 partial sums; the matmul writes ") + dtype_name(spec.out), true);
+  if (has_epilogue) fail("k_view", "a K loop cannot run with a fused epilogue (partial sums are not final)", true);
 }
 
 void RuleCheck::vec_rank(const Shape& given, const Shape& iteration) {

@@ -4,10 +4,10 @@
 //
 // Capacity and alignment rules are hard on NPU targets and soft on the host (the CPU
 // has no such limits; the report stays in the tile dump). Rules the generated program
-// depends on for correctness — a cut reduction axis that cannot stream, kAL1/kBL1 multiples, split-K's
-// restrictions, the vec tile's rank — are hard everywhere. analyze() and compile() call
-// the same checks, so they list the same violations; the strings are built only for
-// rules that fail.
+// depends on for correctness — a cut reduction axis that cannot stream, kAL1/kBL1
+// multiples, split-K's and the K loop's restrictions, the vec tile's rank — are hard
+// everywhere. analyze() and compile() call the same checks, so they list the same
+// violations; the strings are built only for rules that fail.
 #pragma once
 
 #include <string>
@@ -24,7 +24,7 @@ class RuleCheck {
   void set_kernel(const std::string* name) { kernel_ = name; }
 
   // `ct` with its slots decided (tile_expansion.cpp).
-  void cube(const CubeSpec& spec, const CubeTile& given, const CubeTiling& ct, bool has_epilogue, bool split_k);
+  void cube(const CubeSpec& spec, const CubeTile& given, const CubeTiling& ct, bool has_epilogue);
   // `tile` as the config gives it (before padding), `vt` the tile used.
   void vec_rank(const Shape& given, const Shape& iteration);
   // `unstreamable`: why a tile that cuts a reduced dim cannot stream it (empty when it
@@ -35,6 +35,7 @@ class RuleCheck {
   void rule(const char* name, const std::string& detail, bool hard) { fail(name, detail, hard); }
 
  private:
+  void k_loop(const CubeSpec& spec, const CubeTile& c, bool has_epilogue);
   void broadcast_stores(const VectorBody& body, const Shape& vector_tile);
   void fail(const char* rule, const std::string& detail, bool hard);
   void alignment(const char* rule, const char* name, int64_t v, int64_t align, DType dtype);

@@ -71,12 +71,14 @@ void bind_config(py::module_& m) {
       .def_property_readonly("k", &CubeTiles::k, "[kL0, kL1], or [kL0, kAL1, kBL1] when the L1 sizes differ")
       .def_property_readonly("n", &CubeTiles::n, "[nL0, nL1]")
       .def_property_readonly("split_k", [](const CubeTiles& c) { return c.tile.split_k; },
-                             "whether K is split across cores")
+                             "whether K is split across cores (enable_split_k)")
+      .def_property_readonly("k_view", [](const CubeTiles& c) { return c.tile.k_view; },
+                             "the kernel's K loop: one matmul per K view of k_view elements (0: none)")
       .def("__repr__", [](const CubeTiles& c) {
         return "CubeTiles(m=" + py::repr(py::cast(c.m())).cast<std::string>() +
                ", k=" + py::repr(py::cast(c.k())).cast<std::string>() +
                ", n=" + py::repr(py::cast(c.n())).cast<std::string>() + (c.tile.split_k ? ", split_k=True" : "") +
-               ")";
+               (c.tile.k_view > 0 ? ", k_view=" + std::to_string(c.tile.k_view) : "") + ")";
       });
 
   py::class_<Stage>(m, "Stage", "One stage's tiles: what a kernel sets before that stage's ops.")

@@ -25,7 +25,7 @@ constexpr int kGenerations = 2;
 constexpr double kCrossoverRate = 0.2;
 constexpr double kNeighbourRate = 0.5;
 
-// fusion, cube, vec, split_k, l2_group, nbuffer, reduce, attention, stages: index_of's order
+// fusion, cube, vec, k_split, l2_group, nbuffer, reduce, attention, stages: index_of's order
 constexpr size_t kAxes = 9;
 using Digits = std::array<uint64_t, kAxes>;
 
@@ -33,7 +33,7 @@ class Evolve : public ModelGuided {
  public:
   explicit Evolve(const SearchContext& context) : ModelGuided(context, "evolve") {
     const SpaceAxes& a = context.space->axes();
-    radix_ = {a.fusion.size(), a.cube.size(),   a.vec.size(),       a.split_k.size(), a.l2_group.size(),
+    radix_ = {a.fusion.size(), a.cube.size(),   a.vec.size(),       a.k_split.size(), a.l2_group.size(),
               a.nbuffer.size(), a.reduce.size(), a.attention.size(), a.stages.size()};
     SpaceTally tally;
     for (const TileConfig& c : context.space->sample(kInitialSample, context.seed, &tally)) pool_.add(c);

@@ -166,6 +166,26 @@ TEST(CompileRules, SplitKNeedsAnFp32OutputAndNoEpilogue) {
                   {"split_k", "epilogue"});
 }
 
+TEST(CompileRules, AKLoopTakesWholeL1KTilesOfAnFp32MatmulAndSplitsK) {
+  const TensorGraph g = graph_of("matmul|64,1024,64|fp32");
+  auto config = [](const std::string& cube_rest) {
+    return R"({"cube":{"m":[64,64],"n":[64,64],)" + cube_rest + "}}";
+  };
+  EXPECT_EQ(infeasibility(g, config(R"("k":[32,64,128],"k_view":256)"), npu()), "");
+  expect_contains(infeasibility(g, config(R"("k":[32,64,128],"k_view":192)"), npu()),
+                  {"k_view", "k_view=192", "not a multiple of kBL1=128"});
+  expect_contains(infeasibility(g, config(R"("k":[32,64],"k_view":1024)"), npu()), {"k_view", "k_view=1024 >= K=1024"});
+  expect_contains(infeasibility(g, config(R"("k":[32,64],"k_view":128,"split_k":true)"), npu()),
+                  {"k_view", "give one"});
+  expect_contains(infeasibility(graph_of("matmul|64,1024,64|fp16"), config(R"("k":[32,64],"k_view":128)"), npu()),
+                  {"k_view", "fp32 partial sums", "fp16"});
+  expect_contains(infeasibility(graph_of("matmul|64,1024,64|int8"), config(R"("k":[32,64],"k_view":128)"), npu()),
+                  {"k_view", "int32"});
+  expect_contains(infeasibility(graph_of("matmul_bias_gelu|64,1024,64|fp32"), config(R"("k":[32,64],"k_view":128)"),
+                                cv_npu()),
+                  {"k_view", "epilogue"});
+}
+
 TEST(CompileRules, EveryViolationIsCollected) {
   const std::string err = infeasibility(graph_of("matmul|512,512,512|fp16"),
                                         R"({"cube":{"m":[256,256],"k":[24,100],"n":[256,256]}})", npu());
@@ -344,6 +364,19 @@ TEST(CompileSplitK, OneChunkPerKL1SummedByACombineKernel) {
                                 npu());
   ASSERT_EQ(wide.program.kernels.size(), 1u);
   EXPECT_FALSE(wide.program.blocks[0].instrs.back().accumulate);
+}
+
+// The matmul guide's manual K loop: K in views of k_view (a ragged last view), each
+// view's sums stored as split-K's are and added by the same Combine kernel.
+TEST(CompileSplitK, AKLoopCutsKIntoItsViews) {
+  const TensorGraph g = graph_of("matmul|64,1000,64|fp32");  // views of 384: 384, 384, 232
+  const Compiled c =
+      compile(g, TileConfig::parse(R"({"cube":{"m":[64,64],"k":[32,128],"n":[64,64],"k_view":384}})"), npu());
+  ASSERT_EQ(c.program.kernels.size(), 2u);
+  EXPECT_EQ(c.program.kernels[1].name, "combine.y");
+  EXPECT_EQ(c.program.kernels[0].tasks.size(), 3u);
+  for (int id : c.program.kernels[0].tasks)
+    EXPECT_EQ(c.program.tensors[c.program.tasks[id].bindings[2].tensor].name, "y.partials");
 }
 
 TEST(CompileSplitK, TheChunkCountIgnoresTheCores) {

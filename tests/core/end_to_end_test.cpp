@@ -104,6 +104,8 @@ TileConfig random_config(const TensorGraph& g, const Workload& w, Rng& rng) {
     t.kBL1 = rng() % 2 ? t.kAL1 : t.kL0 * pick(rng, {1, 2, 4});
     if (std::max(t.kAL1, t.kBL1) % std::min(t.kAL1, t.kBL1)) t.kBL1 = t.kAL1;
     t.split_k = rng() % 4 == 0;
+    // A K loop over views of 1 to 4 of the larger L1 K tile (infeasible ones are drawn again).
+    if (!t.split_k && rng() % 3 == 0) t.k_view = std::max(t.kAL1, t.kBL1) * pick(rng, {1, 2, 3, 4});
     c.cube = t;
   }
   c.nbuffer = static_cast<int>(uniform(rng, 1, 2));

@@ -36,6 +36,7 @@ CubeTile random_cube(std::mt19937_64& rng) {
   c.nL0 = pick(rng, 1, 512);
   c.nL1 = pick(rng, 1, 4096);
   c.split_k = pick(rng, 0, 1);
+  c.k_view = pick(rng, 0, 1) ? pick(rng, 1, 1 << 16) : 0;
   return c;
 }
 
@@ -80,6 +81,7 @@ TEST(TileConfig, CanonicalJsonRoundTripsExactly) {
            R"("nbuffer":2,"l2_group":[6,4],"fusion":[[0,1,2],[3]]})",
            R"({"cube":{"m":[96,96],"k":[64,1536,256],"n":[128,128],"split_k":true}})",
            R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256],"split_k":false}})",
+           R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256],"split_k":false,"k_view":1024}})",
            R"({"vec":[1,4,1,64]})",
            R"({})",
        }) {
@@ -128,6 +130,7 @@ TEST(TileConfig, EveryMalformedFieldIsAUsageErrorNamingIt) {
       {R"({"cube":{"m":[128,"128"],"k":[64,256],"n":[256,256]}})", {"cube.m[1]", "got \"128\""}},
       {R"({"cube":{)" + cube_mn + R"(,"k":[64,256],"split_k":1}})", {"cube.split_k: expected true or false, got 1"}},
       {R"({"cube":{)" + cube_mn + R"(,"k":[64,256],"splitk":true}})", {"cube: unknown key \"splitk\""}},
+      {R"({"cube":{)" + cube_mn + R"(,"k":[64,256],"k_view":0}})", {"cube.k_view: expected a positive integer, got 0"}},
       {R"({"cube":[1,2]})", {"cube: expected an object, got [1,2]"}},
       {R"({"vecc":[64]})", {"unknown key \"vecc\"", "vec, cube"}},
       {R"({"vec":[1,2,3,4,5]})", {"vec: expected an array of 1 to 4 elements, got [1,2,3,4,5]"}},

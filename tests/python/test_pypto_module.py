@@ -128,7 +128,9 @@ def test_emitted_modules_run_on_the_standin(op, target, tmp_path):
             check_attention_stages(module)
             continue
         calls = run_kernel(module)
-        assert [c for c in calls if c[0].startswith("set_") and c[0] != "set_pass_options"] == expected_calls(cfg)
+        # A K loop sets the vec tile of its adds after the loop (the guide's 配置add切分大小).
+        adds = [("set_vec_tile_shapes", module.ADD_TILE, {})] if cfg.cube and cfg.cube.k_view else []
+        assert [c for c in calls if c[0].startswith("set_") and c[0] != "set_pass_options"] == expected_calls(cfg) + adds
         check_structure(cfg, calls)
 
 
@@ -169,6 +171,41 @@ def test_the_views_follow_the_tiles_the_kernel_is_given():
     # 1000 rows in blocks of 64 x 6 = 384 (a tail of 232), 1000 columns in blocks of 128 x 4 = 512.
     assert [c[1] for c in calls if c[0] == "loop"] == [(0, 3, 1)] + [(0, 2, 1)] * 3
     assert calls[0] == ("set_cube_tile_shapes", ([64, 64], [64, 256], [128, 128]), {"enable_split_k": False})
+
+
+def counting_matmuls(monkeypatch):
+    """The stand-in's matmul, counting its calls and the K of each operand view."""
+    ks = []
+    real = pypto.matmul
+
+    def matmul(a, b, out_dtype, **kwargs):
+        ks.append(a.shape[-1])
+        return real(a, b, out_dtype, **kwargs)
+
+    monkeypatch.setattr(pypto, "matmul", matmul)
+    return ks
+
+
+@pytest.mark.parametrize("l2_group", [None, [2, 2]])
+def test_a_k_loop_is_a_matmul_per_k_view_summed_after_its_scope(monkeypatch, l2_group):
+    cfg = {"cube": {"m": [32, 32], "k": [32, 128], "n": [32, 32], "k_view": 384}, "fusion": [[2]]}
+    if l2_group:
+        cfg["l2_group"] = l2_group
+    module = load(pto_tune.emit_pypto("matmul", [64, 1000, 64], cfg, dtype="fp32"))
+    assert module.TILES.main.cube.k_view == 384
+    assert len(module.ADD_TILE) == 2
+    ks = counting_matmuls(monkeypatch)
+    pypto.set_target("ascend910b1")
+    calls = run_kernel(module)
+    # K = 1000: two whole views and a tail; 64 x 64 is one L2 block of 2 x 2 tiles of 32.
+    assert ks == [384, 384, 232]
+    scopes = [c[2]["sg_set_scope"] for c in calls if c[0] == "set_pass_options"]
+    assert scopes == [1, -1]  # the adds run outside the matmul's (pure Cube) scope
+    assert calls[-1] == ("set_vec_tile_shapes", module.ADD_TILE, {})
+    # The simulator runs the program the module describes; fp16 writes no fp32 partial sums.
+    assert pto_tune.run("matmul", [64, 1000, 64], cfg, dtype="fp32", backend="sim").ok
+    with pytest.raises(pto_tune.InfeasibleConfig, match="k_view"):
+        pto_tune.run("matmul", [64, 1000, 64], cfg, backend="sim")
 
 
 def test_apply_of_an_unknown_stage_names_the_stages():

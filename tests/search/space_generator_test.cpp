@@ -134,13 +134,17 @@ TEST(SpaceGenerator, AxesFollowTheGraph) {
   const SpaceGenerator matmul = SpaceGenerator::for_workload(Workload::parse_key("matmul|256,256,256|fp16"), npu());
   EXPECT_EQ(matmul.axes().vec, (std::vector<std::optional<Shape>>{std::nullopt}));
   EXPECT_EQ(matmul.axes().fusion.size(), 1u) << "one compute node, one partition";
-  EXPECT_EQ(matmul.axes().split_k, std::vector<bool>{false}) << "fp16 output: split-K needs fp32";
+  EXPECT_EQ(matmul.axes().k_split, std::vector<KSplit>{KSplit{}}) << "fp16 output: a K split needs fp32";
   EXPECT_EQ(matmul.axes().l2_group.size(), 1 + l2_group_candidates(npu().aic_cores).size());
   EXPECT_GT(matmul.cube_tiles_pruned(), 0u);
   EXPECT_EQ(matmul.axes().cube.size() + matmul.cube_tiles_pruned(), matmul.cube_tiles_proposed());
 
   const SpaceGenerator fp32 = SpaceGenerator::for_workload(Workload::parse_key("matmul|64,4096,64|fp32"), npu());
-  EXPECT_EQ(fp32.axes().split_k, (std::vector<bool>{false, true}));
+  using F = KSplit::Form;
+  EXPECT_EQ(fp32.axes().k_split, (std::vector<KSplit>{{}, {F::SplitK, 0}, {F::KLoop, 2}, {F::KLoop, 4}, {F::KLoop, 8},
+                                                      {F::KLoop, 16}}));
+  const SpaceGenerator int8 = SpaceGenerator::for_workload(Workload::parse_key("matmul|64,4096,64|int8"), npu());
+  EXPECT_EQ(int8.axes().k_split, (std::vector<KSplit>{{}, {F::SplitK, 0}})) << "int32 adds atomically, no K loop";
 
   const SpaceGenerator softmax = SpaceGenerator::for_workload(Workload::parse_key("softmax|64,256|fp16"), npu());
   EXPECT_EQ(softmax.axes().cube, (std::vector<std::optional<CubeTile>>{std::nullopt}));
@@ -153,7 +157,7 @@ TEST(SpaceGenerator, AxesFollowTheGraph) {
 TEST(SpaceGenerator, SkipsCandidatesThatCompileToTheSameProgram) {
   // With one M tile no L2 grouping changes the order, and a kL1 that spans K leaves
   // split-K one chunk. Every produced split-K config really splits K and every grouping
-  // really reorders.
+  // really reorders; every K loop cuts K into its views.
   const Workload w = Workload::parse_key("matmul|64,2048,200|fp32");
   const TensorGraph g = build_graph(w);
   const SpaceGenerator space = SpaceGenerator::for_workload(w, npu());
@@ -165,6 +169,10 @@ TEST(SpaceGenerator, SkipsCandidatesThatCompileToTheSameProgram) {
     const KernelSummary& k = *std::find_if(s.kernels.begin(), s.kernels.end(),
                                            [](const KernelSummary& x) { return x.uses_cube; });
     if (c.cube->split_k) {
+      EXPECT_GT(k.split_k, 1) << c.to_string();
+    }
+    if (c.cube->k_view > 0) {
+      EXPECT_EQ(k.split_k, (2048 + c.cube->k_view - 1) / c.cube->k_view) << c.to_string();
       EXPECT_GT(k.split_k, 1) << c.to_string();
     }
     if (c.l2_group) {
