@@ -2,14 +2,18 @@
 // database serves through db::DbConfigProvider, the PyPTO calls that set it, and where
 // it came from (exact, nearest tuned shape, the cost model's pick, the default; stale
 // when made under other versions or another description of the target); with --emit
-// pypto, the config's PyPTO module (core/pypto_module.h) instead. It never measures and
-// never writes the database.
+// pypto, the config's PyPTO module (core/pypto_module.h) instead, with --dynamic DIM a
+// tile set per bucket of that dim's size. It never measures and never writes the
+// database.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "core/error.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
 #include "core/pypto_module.h"
@@ -17,6 +21,61 @@
 #include "db/tuning_db.h"
 
 namespace pto::cli {
+
+namespace {
+
+// The index of the op's dim called `name` (its --shapes order); a usage error lists them.
+int dim_named(const Workload& w, const std::string& name) {
+  const std::vector<std::string>& dims = find_op(w.op).dims;
+  const auto it = std::find(dims.begin(), dims.end(), name);
+  if (it != dims.end()) return static_cast<int>(it - dims.begin());
+  std::string known;
+  for (const std::string& d : dims) known += (known.empty() ? "" : ", ") + d;
+  usage_error("--dynamic: " + w.op + " has no dim '" + name + "' (its dims: " + known + ")");
+}
+
+// The sizes of dim `dim` tuned in the database for `w` but for that dim, on `t`, and w's own.
+Shape tuned_sizes(const std::string& path, const Workload& w, int dim, const Target& t) {
+  Shape sizes = {w.shape[dim]};
+  if (!std::filesystem::exists(path)) return sizes;
+  auto same_but_dim = [&](Workload other) {
+    other.shape[dim] = w.shape[dim];
+    return other.key() == w.key();
+  };
+  for (const search::TuningRecord& r : db::TuningDb::open(path, db::OpenMode::ReadOnly)->best_records(w.op))
+    if (r.target_fingerprint == t.fingerprint() && r.workload.shape.size() == w.shape.size() && same_but_dim(r.workload))
+      sizes.push_back(r.workload.shape[dim]);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+Shape bucket_bounds(const po::variables_map& vm, const std::string& path, const Workload& w, int dim, const Target& t) {
+  if (!vm.count("buckets")) return tuned_sizes(path, w, dim, t);
+  const Shape bounds = parse_shape_list(vm["buckets"].as<std::string>());
+  if (!std::is_sorted(bounds.begin(), bounds.end()) || std::adjacent_find(bounds.begin(), bounds.end()) != bounds.end())
+    usage_error("--buckets: the bounds must rise, got " + shape_str(bounds));
+  return bounds;
+}
+
+// With --dynamic: the config the JIT would use at each bucket's bound.
+ShapeBuckets shape_buckets(const po::variables_map& vm, const std::string& path, const Workload& w, const Target& t,
+                           db::DbConfigProvider& provider) {
+  if (vm.count("buckets") && !vm.count("dynamic")) usage_error("--buckets needs --dynamic DIM");
+  if (!vm.count("dynamic")) return {};
+  ShapeBuckets out;
+  out.dim_name = vm["dynamic"].as<std::string>();
+  out.dim = dim_named(w, out.dim_name);
+  for (int64_t bound : bucket_bounds(vm, path, w, out.dim, t)) {
+    Workload at = w;
+    at.shape[out.dim] = bound;
+    const ConfigChoice choice = provider.choose(at, t);
+    out.buckets.push_back({bound, choice.config, at.key() + ": " + choice.describe()});
+  }
+  return out;
+}
+
+}  // namespace
 
 int run_lookup(const Args& args) {
   po::options_description options;
@@ -27,7 +86,13 @@ int run_lookup(const Args& args) {
        "serve only records measured on this backend (npu, cpu, sim, model); default: any, "
        "measured before simulated before predicted")
       ("db", po::value<std::string>(), "tuning database file; default $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
-      ("json", po::bool_switch(), "print JSON: workload, target, config, source, from_shape, stale, stale_reason, pypto, db");
+      ("json", po::bool_switch(), "print JSON: workload, target, config, source, from_shape, stale, stale_reason, pypto, db")
+      ("dynamic", po::value<std::string>(),
+       "with --emit pypto: the op's dim (by name, e.g. M) that is pypto.DYNAMIC in the kernel; the module gets "
+       "a tile set per bucket of its size and a tiles_for(shape) that picks one")
+      ("buckets", po::value<std::string>(),
+       "with --dynamic: the buckets' upper bounds, rising (e.g. 16,128,1024,8192); default: the sizes of that "
+       "dim tuned in the database with the other dims as --shapes gives them, and --shapes' own");
   add_emit_option(options);
   const auto vm = parse_command(
       args, options,
@@ -39,7 +104,8 @@ int run_lookup(const Args& args) {
        "of the target, is reported as stale. Nothing is measured or written. --emit pypto\n"
        "prints the config as a Python module to import in a PyPTO kernel instead.",
        "pto-tune lookup --op matmul --shapes 1000,4096,1024 --dtype fp16 --target ascend910b1 --db tune.db\n"
-       "  pto-tune lookup --op softmax --shapes 1000,4096 --target ascend910b1 --emit pypto > softmax_tiles.py"});
+       "  pto-tune lookup --op softmax --shapes 1000,4096 --target ascend910b1 --emit pypto > softmax_tiles.py\n"
+       "  pto-tune lookup --op matmul --shapes 4096,4096,4096 --target ascend910b1 --emit pypto --dynamic M"});
   if (!vm) return 0;
   const bool emit_pypto = emit_pypto_from(*vm);
   const Target target = target_from(*vm);
@@ -50,12 +116,14 @@ int run_lookup(const Args& args) {
   if (vm->count("backend")) lookup_options.backends = {(*vm)["backend"].as<std::string>()};
   db::DbConfigProvider provider(path, lookup_options);
   const ConfigChoice choice = provider.choose(w, target);
+  if (!emit_pypto && vm->count("dynamic")) usage_error("--dynamic is an option of --emit pypto");
+  const ShapeBuckets buckets = shape_buckets(*vm, path, w, target, provider);
 
   if (emit_pypto) {
     const ModuleNote note{"pto-tune lookup in " + path + ": " + config_source_name(choice.source) +
                               (choice.from_shape ? " (nearest tuned shape " + shape_str(*choice.from_shape) + ")" : ""),
                           choice.stale ? "stale: " + choice.stale_reason : ""};
-    std::cout << pypto_module(w, target, choice.config, note);
+    std::cout << pypto_module(w, target, choice.config, note, buckets);
     return 0;
   }
   if ((*vm)["json"].as<bool>()) {

@@ -88,8 +88,6 @@ std::string stage_literal(const StageTiles& s) {
 
 // ---- The module's parts ------------------------------------------------------------------
 
-using Stages = std::vector<std::pair<std::string, StageTiles>>;
-
 // What the config holds that is not a PyPTO call in this module: pto-tune's own choices.
 std::vector<std::string> not_pypto_lines(const TileConfig& config) {
   std::vector<std::string> lines;
@@ -176,40 +174,93 @@ std::vector<std::pair<std::string, std::string>> loop_fields(const TileConfig& c
           {"nbuffer", std::to_string(config.nbuffer_or_default())}};
 }
 
-std::string tiles_class(const Workload& w, const TileConfig& config, const Stages& stages) {
+// The Tiles fields: the stage names of the config and of every bucket's, in kernel
+// order (a bucket whose config lacks a stage gets an empty StageTiles there).
+std::vector<std::string> stage_names(const TileConfig& config, const ShapeBuckets& buckets) {
+  TileConfig every;  // only its stage names and whether some config has the op's one stage matter
+  auto add = [&every](const TileConfig& c) {
+    for (const auto& [name, tiles] : c.stages) every.stages[name];
+    if (c.cube || c.vec) every.vec = Shape{1};
+  };
+  add(config);
+  for (const ShapeBuckets::Bucket& b : buckets.buckets) add(b.config);
+  std::vector<std::string> names;
+  for (const auto& [name, tiles] : pypto_stages(every)) names.push_back(name);
+  return names;
+}
+
+std::string tiles_class(const Workload& w, const TileConfig& config, const std::vector<std::string>& stages) {
   std::string out = "\n@dataclass(frozen=True)\nclass Tiles:\n    \"\"\"The tile sets of " + w.op +
                     ", one field per stage in kernel order (STAGES)";
   out += config.attention ? ", then the kernel loop's tiles:\n    non-tensor kernel arguments, part of PyPTO's JIT "
                             "cache key; nbuffer is its QK preload depth.\"\"\"\n\n"
                           : ".\"\"\"\n\n";
-  for (const auto& [name, tiles] : stages) out += "    " + name + ": StageTiles\n";
+  for (const std::string& name : stages) out += "    " + name + ": StageTiles\n";
   for (const auto& [name, value] : loop_fields(config)) out += "    " + name + ": " + (name == "order" ? "str" : "int") + "\n";
   if (stages.empty() && !config.attention) out += "    pass\n";
   return out;
 }
 
-std::string tiles_instance(const Workload& w, const TileConfig& config, const Stages& stages) {
-  std::vector<std::string> names;
-  std::string out = "\n\nTILES = Tiles(\n";
-  for (const auto& [name, tiles] : stages) {
-    names.push_back("\"" + name + "\"");
-    out += "    " + name + "=" + stage_literal(tiles) + ",\n";
-  }
-  for (const auto& [name, value] : loop_fields(config)) out += "    " + name + "=" + value + ",\n";
-  return out + ")\nSTAGES = (" + joined(names) + (names.size() == 1 ? ",)" : ")") + "\nTUNED_SHAPE = " +
-         py_tuple(w.shape) + "\n";
+// `Tiles(...)` of one config, each field on its own line after `indent`.
+std::string tiles_literal(const std::vector<std::string>& stages, const TileConfig& config, const std::string& indent) {
+  std::map<std::string, StageTiles> own;
+  for (const auto& [name, tiles] : pypto_stages(config)) own[name] = tiles;
+  std::string out = "Tiles(\n";
+  for (const std::string& name : stages) out += indent + "    " + name + "=" + stage_literal(own[name]) + ",\n";
+  for (const auto& [name, value] : loop_fields(config)) out += indent + "    " + name + "=" + value + ",\n";
+  return out + indent + ")";
 }
 
-constexpr const char* kFunctions = R"(
+std::string tiles_instance(const Workload& w, const TileConfig& config, const std::vector<std::string>& stages) {
+  std::vector<std::string> names;
+  for (const std::string& name : stages) names.push_back("\"" + name + "\"");
+  return "\n\nTILES = " + tiles_literal(stages, config, "") + "\nSTAGES = (" + joined(names) +
+         (names.size() == 1 ? ",)" : ")") + "\nTUNED_SHAPE = " + py_tuple(w.shape) + "\n";
+}
+
+// A module for a dynamic dim (pypto.DYNAMIC): a Tiles per bucket of that dim's size.
+std::string buckets_constant(const ShapeBuckets& buckets, const std::vector<std::string>& stages) {
+  if (buckets.buckets.empty()) return "";
+  std::string out = "\n# " + buckets.dim_name + " (dim " + std::to_string(buckets.dim) +
+                    ") is dynamic (pypto.DYNAMIC): each bucket's tiles serve the sizes up to its bound,\n"
+                    "# from the bound before it; sizes past the last take the last. kernel() is written for\n"
+                    "# TUNED_SHAPE's config: a bucket's own fusion and l2_group are in its comment.\nDYNAMIC_DIM = " +
+                    std::to_string(buckets.dim) + "\nBUCKETS = (\n";
+  for (const ShapeBuckets::Bucket& b : buckets.buckets) {
+    out += "    # " + buckets.dim_name + " <= " + std::to_string(b.upto) + ": " + b.config.to_string() + "\n";
+    out += "    # from: " + b.source + "\n";
+    out += "    (" + std::to_string(b.upto) + ", " + tiles_literal(stages, b.config, "    ") + "),\n";
+  }
+  return out + ")\n";
+}
+
+constexpr const char* kOneShapeTilesFor = R"(
 
 def tiles_for(shape):
     """The tiles for a workload of `shape` (its dims, as pto-tune's --shapes gives them).
 
     Tuned for TUNED_SHAPE only, so every shape gets TILES; a module tuned for several
-    shape buckets picks the bucket here, behind the same signature.
+    shape buckets (pto-tune lookup --dynamic) picks the bucket here, behind the same
+    signature.
     """
     return TILES
+)";
 
+constexpr const char* kBucketTilesFor = R"(
+
+def tiles_for(shape):
+    """The tiles for a workload of `shape` (its dims, as pto-tune's --shapes gives them):
+    those of the first bucket whose bound holds shape[DYNAMIC_DIM]. A kernel with a
+    pypto.DYNAMIC dim calls it, or receives its result as its tiling argument (a
+    non-tensor argument: part of PyPTO's JIT cache key, so each bucket compiles once).
+    """
+    for bound, tiles in BUCKETS:
+        if shape[DYNAMIC_DIM] <= bound:
+            return tiles
+    return BUCKETS[-1][1]
+)";
+
+constexpr const char* kApply = R"(
 
 def apply(pypto, stage=None, tiles=TILES):
     """Calls pypto's tile setters for one stage (a name in STAGES), or for every stage in
@@ -303,12 +354,12 @@ class KernelWriter {
     return sig;
   }
 
-  std::string write(const Workload& w, const Stages& stages) {
+  std::string write(const Workload& w, const std::vector<std::string>& stages) {
     const Signature sig = signature();
     line("def kernel(pypto, " + joined(sig.names) + ", tiles=TILES):");
     ++depth_;
     line("\"\"\"" + w.key() + " with its tiles; the tensors as TENSORS declares them.\"\"\"");
-    for (const auto& [name, tiles] : stages) line("apply(pypto, \"" + name + "\", tiles)");
+    for (const std::string& name : stages) line("apply(pypto, \"" + name + "\", tiles)");
     for (NodeId id : emission_order()) write_node(g_.node(id));
     enter_scope(-1);
     return "\n\n" + out_;
@@ -532,14 +583,16 @@ class KernelWriter {
 
 }  // namespace
 
-std::string pypto_module(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& provenance) {
+std::string pypto_module(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& provenance,
+                         const ShapeBuckets& buckets) {
   const TensorGraph g = build_graph(w);
-  const Stages stages = pypto_stages(config);
+  const std::vector<std::string> stages = stage_names(config, buckets);
   KernelWriter kernel(g, config);
   const bool has_kernel = std::none_of(g.nodes().begin(), g.nodes().end(),
                                        [](const Node& n) { return n.kind == OpKind::FlashAttention; });
   return header(w, t, config, provenance) + docstring(w, kernel.signature(), has_kernel) + kTileClasses +
-         tiles_class(w, config, stages) + tiles_instance(w, config, stages) + kFunctions + jit_options(config) +
+         tiles_class(w, config, stages) + tiles_instance(w, config, stages) + buckets_constant(buckets, stages) +
+         (buckets.buckets.empty() ? kOneShapeTilesFor : kBucketTilesFor) + kApply + jit_options(config) +
          tensors_constant(kernel.signature()) + add_tile_constant(k_loop_add_tile(g, t, config)) +
          (has_kernel ? kernel.write(w, stages) : std::string(kAttentionOutline));
 }

@@ -8,7 +8,8 @@
 //                     PyPTO's models keep them (models/deepseek_v32_exp/
 //                     sparse_flash_attention_quant_impl.py, SaTileShapeConfig: c1/v1/c2/v2);
 //                     flash_attention adds its loop tiles, non-tensor kernel arguments
-//   tiles_for(shape)  the tiles for a shape (one tuned shape today: TILES for every shape)
+//   tiles_for(shape)  the tiles for a shape: TILES, or with a dynamic dim the tiles of
+//                     its size's bucket (BUCKETS, DYNAMIC_DIM)
 //   apply(pypto, stage=None)  the setter calls of one stage or all, in kernel order:
 //                     pypto.set_cube_tile_shapes(m, k, n, enable_split_k=...) and
 //                     pypto.set_vec_tile_shapes(*vec) (docs/zh/api/config/
@@ -37,6 +38,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/target.h"
 #include "core/tile_config.h"
@@ -50,7 +52,22 @@ struct ModuleNote {
   std::string caveat;  // a line qualifying it ("stale: ..."), or empty
 };
 
+// A workload with a dynamic dim (PyPTO's pypto.DYNAMIC, e.g. the tokens of a decode
+// matmul): the config per bucket of that dim's size, each bucket serving the sizes up to
+// and including its bound. The module's BUCKETS and tiles_for(shape) come from them.
+struct ShapeBuckets {
+  struct Bucket {
+    int64_t upto = 0;
+    TileConfig config;
+    std::string source;  // one line: where its config came from
+  };
+  int dim = -1;                  // index in the workload's shape
+  std::string dim_name;          // the op's name for it ("M")
+  std::vector<Bucket> buckets;   // by `upto`, ascending; empty: one tuned shape
+};
+
 // The module's source. Usage Error when the workload is not an op of the library.
-std::string pypto_module(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& provenance);
+std::string pypto_module(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& provenance,
+                         const ShapeBuckets& buckets = {});
 
 }  // namespace pto
