@@ -126,11 +126,8 @@ std::string tensors_constant(const Signature& sig) {
   return out + "}\n";
 }
 
-std::string docstring(const Workload& w, const Signature& sig, bool has_kernel) {
+std::string docstring(const Workload& w, const Signature& sig) {
   std::string out = "\"\"\"PyPTO tiles for " + w.key() + ", written by pto-tune.\n\n";
-  if (!has_kernel)
-    return out + "Its kernel calls apply(pypto, stage) before each stage's ops; the loop tiles are its\n"
-                 "non-tensor arguments (TILES.q_tile, ...). The kernel's outline is at the end.\n\"\"\"\n";
   out += "Run it inside a PyPTO JIT function:\n\n    import pypto\n    import <this module> as tuned\n\n"
          "    @pypto.frontend.jit(**tuned.JIT_OPTIONS)\n    def " + w.op + "_kernel(\n";
   for (size_t i = 0; i < sig.names.size(); ++i) out += "        " + sig.declaration(i) + ",\n";
@@ -306,19 +303,145 @@ std::string add_tile_constant(const std::optional<Shape>& tile) {
          "ADD_TILE = " + py_tuple(*tile) + "\n";
 }
 
-// flash_attention's kernel is not written out: its outline says where each stage's
-// setters go.
-constexpr const char* kAttentionOutline = R"(
+// flash_attention's kernel, as PyPTO's attention samples write it (models/deepseek_v4/
+// win_attention_impl.py, models/deepseek_v32_exp/sparse_flash_attention_quant_impl.py):
+// a pypto.loop over batch and heads, the Q and KV blocks unrolled at trace time (their
+// extents, ragged tails and causal bounds are Python ints), each stage's setters before
+// its ops, the online softmax's running max and sum, and with kv_split > 1
+// FlashDecoding's partials combined after. Generic over the config: it reads TILES.
+std::string attention_constants(const Node& fa) {
+  const bool quantized = fa.inputs.size() == 5;
+  return std::string("\n# flash_attention: the causal mask (bottom-right aligned), the softmax scale, and an int8\n"
+                     "# KV cache's tokens per fp32 scale (0: no int8 KV).\nCAUSAL = ") +
+         (fa.causal ? "True" : "False") + "\nSCALE = " + py_float(*fa.scalar) +
+         "\nKV_QUANT_BLOCK = " + std::to_string(quantized ? kKvQuantBlock : 0) + "\n";
+}
 
-# The kernel's outline (PyPTO's flash attention samples), each stage's setters before its ops:
-#   for each (batch, head, Q block of TILES.q_tile rows) and KV split of TILES.kv_split,
-#   in TILES.order:
-#       for each KV block of TILES.kv_tile columns (TILES.nbuffer blocks of S in flight):
-#           apply(pypto, "c1"); s = pypto.matmul(q_block, k_block, pypto.DT_FP32, b_trans=True)
-#           apply(pypto, "v1"); online softmax of s: running max, p = exp(s - max), running sum
-#           apply(pypto, "c2"); o_part = pypto.matmul(p, v_block, pypto.DT_FP32)
-#           apply(pypto, "v2"); o = o * correction + o_part
-#   and the KV splits combined when TILES.kv_split > 1.
+constexpr const char* kAttentionKernel = R"(
+# The running max starts at fp32's lowest finite value, not -inf: a row with no visible key
+# in a KV split then gets p = exp(-inf - lowest) = 0 instead of exp(-inf + inf) = NaN.
+LOWEST = -3.4028234663852886e38
+
+
+def _blocks(extent, tile):
+    return (extent + tile - 1) // tile
+
+
+def _tasks(pypto, batch, heads, q_blocks, order):
+    """(batch, head, Q block) in the config's order: bhq row-major, qbh Q blocks outermost,
+    heavy_first the Q blocks with the most KV blocks (the last, when causal) first."""
+    q_order = range(q_blocks - 1, -1, -1) if order == "heavy_first" else range(q_blocks)
+    if order == "bhq":
+        for b in pypto.loop(batch, name="LOOP_B", idx_name="b_idx"):
+            for h in pypto.loop(heads, name="LOOP_H", idx_name="h_idx"):
+                for qi in q_order:
+                    yield b, h, qi
+        return
+    for qi in q_order:
+        for b in pypto.loop(batch, name="LOOP_B", idx_name="b_idx"):
+            for h in pypto.loop(heads, name="LOOP_H", idx_name="h_idx"):
+                yield b, h, qi
+
+
+def _kv_block(pypto, x, scale, b, kv_head, start, rows, dtype):
+    """Rows [start, start + rows) of K or V for one KV head; int8 dequantized in the vector
+    unit, each KV_QUANT_BLOCK tokens times their fp32 scale."""
+    d = TENSORS["k"][0][3]
+    block = pypto.view(x, [1, 1, rows, d], [b, kv_head, start, 0])
+    if scale is None:
+        return block
+    out = pypto.tensor([1, 1, rows, d], dtype, "kv_dequant")
+    for t in range(0, rows, KV_QUANT_BLOCK):
+        n = min(KV_QUANT_BLOCK, rows - t)
+        part = pypto.view(block, [1, 1, n, d], [0, 0, t, 0])
+        s = pypto.view(scale, [1, 1, 1], [b, kv_head, (start + t) // KV_QUANT_BLOCK])
+        pypto.assemble(pypto.cast(pypto.mul(pypto.cast(part, pypto.DT_FP32), s), dtype), [0, 0, t, 0], out)
+    return out
+
+
+def _attend(pypto, q_block, kv, b, kv_head, row0, blocks, tiles):
+    """The online softmax over `blocks` (KV block numbers): the running max m and sum l,
+    the output o rescaled per block. Returns the unnormalised (o, m, l)."""
+    (k, v, k_scale, v_scale), (_, _, sq, d), skv = kv, TENSORS["q"][0], TENSORS["k"][0][2]
+    rows, dtype = q_block.shape[2], q_block.dtype
+    m = pypto.full([1, 1, rows, 1], LOWEST, pypto.DT_FP32)
+    l = pypto.full([1, 1, rows, 1], 0.0, pypto.DT_FP32)
+    o = pypto.full([1, 1, rows, d], 0.0, pypto.DT_FP32)
+    for j in blocks:
+        col0 = j * tiles.kv_tile
+        cols = min(tiles.kv_tile, skv - col0)
+        apply(pypto, "c1", tiles)
+        k_block = _kv_block(pypto, k, k_scale, b, kv_head, col0, cols, dtype)
+        s = pypto.mul(pypto.matmul(q_block, k_block, pypto.DT_FP32, b_trans=True), SCALE)
+        diagonal = row0 + skv - sq - col0 + 1
+        if CAUSAL and diagonal < cols:  # the block crosses the diagonal: -inf above it
+            s = pypto.add(s, pypto.triu(pypto.full([rows, cols], float("-inf"), pypto.DT_FP32), diagonal))
+        apply(pypto, "v1", tiles)
+        m_new = pypto.maximum(m, pypto.amax(s, -1, keepdim=True))
+        p = pypto.exp(pypto.sub(s, m_new))
+        correction = pypto.exp(pypto.sub(m, m_new))
+        l = pypto.add(pypto.mul(l, correction), pypto.sum(p, -1, keepdim=True))
+        apply(pypto, "c2", tiles)
+        v_block = _kv_block(pypto, v, v_scale, b, kv_head, col0, cols, dtype)
+        o_block = pypto.matmul(pypto.cast(p, dtype), v_block, pypto.DT_FP32)
+        apply(pypto, "v2", tiles)
+        o = pypto.add(pypto.mul(o, correction), o_block)
+        m = m_new
+    return o, m, l
+
+
+def _combine(pypto, partials, out, tiles):
+    """FlashDecoding's combine of the KV splits: with m = max_s m_s and w_s = exp(m_s - m),
+    out = sum_s w_s o_s / sum_s w_s l_s."""
+    (batch, heads, sq, d), (o_parts, m_parts, l_parts) = TENSORS["q"][0], partials
+    apply(pypto, "v2", tiles)
+    for b in pypto.loop(batch, name="LOOP_COMBINE_B", idx_name="b_idx"):
+        for h in pypto.loop(heads, name="LOOP_COMBINE_H", idx_name="h_idx"):
+            for qi in range(_blocks(sq, tiles.q_tile)):
+                row0 = qi * tiles.q_tile
+                rows = min(tiles.q_tile, sq - row0)
+                split = [[pypto.view(x, [1, 1, rows, n], [b, h, s * sq + row0, 0])
+                          for x, n in ((o_parts, d), (m_parts, 1), (l_parts, 1))] for s in range(tiles.kv_split)]
+                m = split[0][1]
+                for _, m_s, _ in split[1:]:
+                    m = pypto.maximum(m, m_s)
+                o = l = None
+                for o_s, m_s, l_s in split:
+                    w = pypto.exp(pypto.sub(m_s, m))
+                    o = pypto.mul(o_s, w) if o is None else pypto.add(o, pypto.mul(o_s, w))
+                    l = pypto.mul(l_s, w) if l is None else pypto.add(l, pypto.mul(l_s, w))
+                pypto.assemble(pypto.cast(pypto.div(o, l), out.dtype), [b, h, row0, 0], out)
+
+
+def kernel(pypto, q, k, v, *scales_and_out, tiles=TILES):
+    """flash_attention with its tiles; the tensors as TENSORS declares them (k_scale and
+    v_scale before out for an int8 KV cache)."""
+    *scales, out = scales_and_out
+    k_scale, v_scale = scales if scales else (None, None)
+    batch, heads, sq, d = TENSORS["q"][0]
+    kv_heads, skv = TENSORS["k"][0][1], TENSORS["k"][0][2]
+    q_blocks, kv_blocks = _blocks(sq, tiles.q_tile), _blocks(skv, tiles.kv_tile)
+    per_split = _blocks(kv_blocks, tiles.kv_split)
+    partials = None
+    if tiles.kv_split > 1:  # each split's unnormalised O, max and sum: FlashDecoding's partials
+        partials = [pypto.tensor([batch, heads, tiles.kv_split * sq, n], pypto.DT_FP32, name)
+                    for n, name in ((d, "o_partials"), (1, "max_partials"), (1, "sum_partials"))]
+    for b, h, qi in _tasks(pypto, batch, heads, q_blocks, tiles.order):
+        row0 = qi * tiles.q_tile
+        rows = min(tiles.q_tile, sq - row0)
+        q_block = pypto.view(q, [1, 1, rows, d], [b, h, row0, 0])
+        # Causal: the KV blocks right of the last row's diagonal are fully masked, skipped.
+        visible = min(kv_blocks, _blocks(row0 + rows + skv - sq, tiles.kv_tile)) if CAUSAL else kv_blocks
+        for s in range(tiles.kv_split):
+            blocks = range(s * per_split, min(visible, (s + 1) * per_split))
+            o, m, l = _attend(pypto, q_block, (k, v, k_scale, v_scale), b, h // (heads // kv_heads), row0, blocks, tiles)
+            if partials is None:
+                pypto.assemble(pypto.cast(pypto.div(o, l), out.dtype), [b, h, row0, 0], out)
+            else:
+                for value, part in zip((o, m, l), partials):
+                    pypto.assemble(value, [b, h, s * sq + row0, 0], part)
+    if partials is not None:
+        _combine(pypto, partials, out, tiles)
 )";
 
 // ---- The kernel ---------------------------------------------------------------------------
@@ -588,13 +711,14 @@ std::string pypto_module(const Workload& w, const Target& t, const TileConfig& c
   const TensorGraph g = build_graph(w);
   const std::vector<std::string> stages = stage_names(config, buckets);
   KernelWriter kernel(g, config);
-  const bool has_kernel = std::none_of(g.nodes().begin(), g.nodes().end(),
-                                       [](const Node& n) { return n.kind == OpKind::FlashAttention; });
-  return header(w, t, config, provenance) + docstring(w, kernel.signature(), has_kernel) + kTileClasses +
+  const auto attention = std::find_if(g.nodes().begin(), g.nodes().end(),
+                                      [](const Node& n) { return n.kind == OpKind::FlashAttention; });
+  const std::string body = attention == g.nodes().end() ? kernel.write(w, stages)
+                                                        : attention_constants(*attention) + kAttentionKernel;
+  return header(w, t, config, provenance) + docstring(w, kernel.signature()) + kTileClasses +
          tiles_class(w, config, stages) + tiles_instance(w, config, stages) + buckets_constant(buckets, stages) +
          (buckets.buckets.empty() ? kOneShapeTilesFor : kBucketTilesFor) + kApply + jit_options(config) +
-         tensors_constant(kernel.signature()) + add_tile_constant(k_loop_add_tile(g, t, config)) +
-         (has_kernel ? kernel.write(w, stages) : std::string(kAttentionOutline));
+         tensors_constant(kernel.signature()) + add_tile_constant(k_loop_add_tile(g, t, config)) + body;
 }
 
 }  // namespace pto

@@ -28,9 +28,10 @@
 //                     n_view = nL1 x nDim views (docs/zh/tutorials/debug/
 //                     matmul_performance_guide.md, "增加L2命中率"), a K loop config's
 //                     matmul as the guide's manual K loop (手动构图方式: a matmul per K
-//                     view, partial sums added with pypto.add on ADD_TILE). flash_attention's module
-//                     has no kernel, only its outline as comments: apply is what its
-//                     kernel calls per stage.
+//                     view, partial sums added with pypto.add on ADD_TILE). flash_attention's kernel
+//                     is one generic function over TILES, as PyPTO's attention samples
+//                     write it: the block loops, apply per stage, the online softmax,
+//                     FlashDecoding's combine for a KV split.
 //
 // What PyPTO has no call for (an op's nbuffer, the reduce form) is a comment in the
 // header. tests/python/test_pypto_module.py runs every op's module against a stand-in

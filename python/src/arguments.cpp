@@ -42,11 +42,17 @@ Workload workload_from(const std::string& op, const py::handle& shapes, const st
   if (!attrs.is_none()) {
     if (!py::isinstance<py::dict>(attrs))
       usage_error("attrs: expected a dict of name -> int, got " + py::repr(attrs).cast<std::string>());
-    for (const auto& [name, value] : attrs.cast<py::dict>()) {
+    for (const auto& [key, value] : attrs.cast<py::dict>()) {
+      const std::string name = py::str(key).cast<std::string>();
+      // An element-type attribute (kv_dtype) is given by name, as on the command line.
+      if (is_dtype_attr(name) && py::isinstance<py::str>(value)) {
+        w.attrs[name] = static_cast<int64_t>(parse_dtype(value.cast<std::string>()));
+        continue;
+      }
       if (!py::isinstance<py::int_>(value))
-        usage_error("attrs: '" + py::str(name).cast<std::string>() + "' must be an int, got " +
-                    py::repr(value).cast<std::string>());
-      w.attrs[py::str(name).cast<std::string>()] = value.cast<int64_t>();
+        usage_error("attrs: '" + name + "' must be an int" + (is_dtype_attr(name) ? " or an element type name" : "") +
+                    ", got " + py::repr(value).cast<std::string>());
+      w.attrs[name] = value.cast<int64_t>();
     }
   }
   if (expr) w.expr = canonical_expression(*expr);
