@@ -1,26 +1,16 @@
 // `pto-tune report`: writes the tuning report (cli/report.h) of a tuning database —
 // report.html (self-contained, inline SVG) and report.md — into a folder.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "db/tuning_db.h"
 
 namespace pto::cli {
-
-namespace {
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw Error(ErrorCategory::Io, "report: cannot write '" + path.string() + "'");
-}
-
-}  // namespace
 
 int run_report(const Args& args) {
   po::options_description options;
@@ -47,8 +37,8 @@ int run_report(const Args& args) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw Error(ErrorCategory::Io, "report: cannot create '" + out.string() + "': " + ec.message());
-  write_text(out / "report.html", report.html);
-  write_text(out / "report.md", report.markdown);
+  write_output_file((out / "report.html").string(), report.html, "the report");
+  write_output_file((out / "report.md").string(), report.markdown, "the report");
   std::cout << "wrote " << (out / "report.html").string() << " and " << (out / "report.md").string() << " ("
             << records.size() << " records)\n";
   return 0;

@@ -101,7 +101,7 @@ void write_trace(const std::string& path, bool full, const TensorGraph& graph, c
   sim::simulate(program, target, options);
   std::ostringstream text;
   trace.write(text);
-  write_file_atomically(path, text.str(), "trace");
+  write_output_file(path, text.str(), "trace");
   std::cerr << "pto-tune: wrote the simulated timeline to " << path
             << (trace.capped() ? " (capped: --trace-full for every instruction)" : "")
             << "; open it in ui.perfetto.dev or chrome://tracing\n";

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_read.h"
 #include "db/schema.h"
@@ -468,12 +469,12 @@ size_t TuningDb::export_json(const std::string& file, const std::string& op) {
          {"compiler", now.compiler},
          {"cost_model", now.cost_model},
          {"records", json::array()}};
+  std::error_code ec;
+  if (std::filesystem::equivalent(file, location(), ec))
+    usage_error("the export file '" + file + "' is the database itself; name another file");
   const std::vector<TuningRecord> best = best_records(op);
   for (const TuningRecord& r : best) j["records"].push_back(r.to_json());
-  std::ofstream out(file);
-  out << j.dump(1) << "\n";
-  out.close();
-  if (!out) fail(ErrorCategory::Io, "cannot write the export file '" + file + "'");
+  write_output_file(file, j.dump(1) + "\n", "the export file");
   return best.size();
 }
 

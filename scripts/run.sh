@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+scripts/build.sh --target pto-tune --target pto-tune-worker  # only what it runs: not the tests or benchmarks
 pto=build/cli/pto-tune
 set -x
 $pto --op matmul --shapes 1024,1024,1024 --budget 24

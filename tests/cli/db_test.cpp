@@ -119,6 +119,21 @@ TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
   expect_usage_error("db merge a.db", {"--into"});
 }
 
+// Exporting onto the database itself (by its name or a link to it) would replace it
+// with JSON; it is refused and the database keeps every record.
+TEST(DbCli, AnExportOntoTheDatabaseIsRefused) {
+  const testing::TempDir dir("cli_export_self");
+  const std::string db = seeded_db(dir);
+  const std::string before = file_bytes(db);
+  std::filesystem::create_symlink(db, dir.path() / "alias.db");
+  for (const std::string& target : {db, dir.str() + "/alias.db", dir.str() + "/./tune.db"})
+    expect_usage_error("db export " + quoted(target) + " --db " + quoted(db), {"is the database itself"});
+  EXPECT_EQ(file_bytes(db), before);
+  const Result ok = pto_tune("db export /dev/null --db " + quoted(db));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null")) << "written through, not replaced";
+}
+
 TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
   for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
     const Result r = pto_tune("db " + sub + " --help");
