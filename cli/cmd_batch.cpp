@@ -163,6 +163,7 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
       build_graph(t.entry.workload);  // a shape that does not fit the op
       t.backend = e.backend.value_or(vm.count("backend") ? vm["backend"].as<std::string>()
                                                          : measure::default_backend(t.target));
+      measure::check_backend(t.backend, t.target);  // before anything runs: a bad entry, not a failed run
       t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
       t.budget = e.budget.value_or(vm["budget"].as<int64_t>());
       tasks.push_back(std::move(t));
@@ -542,7 +543,10 @@ int run_batch(const Args& args) {
   if (!has_file) usage_error("batch needs a FILE (see 'pto-tune batch --help')");
   const std::string file = args[0];
   const int jobs = (*vm)["jobs"].as<int>();
-  if (jobs < 1) usage_error("--jobs: expected at least 1, got " + std::to_string(jobs));
+  // One worker per core, four times over at most: more only adds processes, not speed.
+  const int most_jobs = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (jobs < 1 || jobs > most_jobs)
+    usage_error("--jobs: expected 1 to " + std::to_string(most_jobs) + " (4 per core here), got " + std::to_string(jobs));
   const std::string strategy = (*vm)["strategy"].as<std::string>();
   const auto names = search::strategy_names();
   if (std::find(names.begin(), names.end(), strategy) == names.end())

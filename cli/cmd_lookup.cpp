@@ -19,6 +19,7 @@
 #include "core/pypto_module.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
+#include "measure/runner.h"
 
 namespace pto::cli {
 
@@ -113,7 +114,11 @@ int run_lookup(const Args& args) {
   build_graph(w);  // a bad workload is a usage error before any lookup
   const std::string path = db::resolve_db_path(vm->count("db") ? std::optional((*vm)["db"].as<std::string>()) : std::nullopt);
   db::LookupOptions lookup_options;
-  if (vm->count("backend")) lookup_options.backends = {(*vm)["backend"].as<std::string>()};
+  if (vm->count("backend")) {
+    const std::string backend = (*vm)["backend"].as<std::string>();
+    measure::check_backend_name(backend);
+    lookup_options.backends = {backend};
+  }
   db::DbConfigProvider provider(path, lookup_options);
   const ConfigChoice choice = provider.choose(w, target);
   if (!emit_pypto && vm->count("dynamic")) usage_error("--dynamic is an option of --emit pypto");

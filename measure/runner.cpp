@@ -34,21 +34,28 @@ std::string predicted_backend(const std::string& backend, const Target& target) 
   return backend == "model" ? default_backend(target) : backend;
 }
 
-std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
-                                    const RunnerOptions& given) {
-  if (backend == "npu") return make_npu_runner(target, given);
+void check_backend_name(const std::string& backend) {
   const std::vector<std::string> known = backend_names();
-  if (std::find(known.begin(), known.end(), backend) == known.end()) {
-    std::string names;
-    for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
-    usage_error("unknown backend '" + backend + "' (known: " + names + ")");
-  }
+  if (std::find(known.begin(), known.end(), backend) != known.end()) return;
+  std::string names;
+  for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
+  usage_error("unknown backend '" + backend + "' (known: " + names + ")");
+}
+
+void check_backend(const std::string& backend, const Target& target) {
+  if (backend == "npu") make_npu_runner(target, {});  // throws, saying what it needs
+  check_backend_name(backend);
   if (backend == "cpu" && target.kind != TargetKind::Cpu)
     usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
                 target.name + "'; for an NPU target use backend 'sim' or 'model'");
   if (backend == "sim" && target.kind != TargetKind::Npu)
     usage_error("backend 'sim' simulates an Ascend NPU and needs an NPU target, got '" + target.name +
                 "' (kind '" + target_kind_name(target.kind) + "'); for the host use backend 'cpu'");
+}
+
+std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
+                                    const RunnerOptions& given) {
+  check_backend(backend, target);
   RunnerOptions options = given;
   if (!options.coefficients) options.coefficients = calibrated_coefficients(target, predicted_backend(backend, target));
   if (backend == "cpu") return make_cpu_runner(target, options);

@@ -117,7 +117,10 @@ std::string default_backend(const Target& target);
 std::string predicted_backend(const std::string& backend, const Target& target);
 // Usage Error for an unknown backend or one that does not fit the target (cpu needs
 // the host target, sim an NPU target); `npu` explains what it needs and that it is
-// not built on this machine.
+// not built on this machine. make_runner checks the same before it makes one.
+void check_backend(const std::string& backend, const Target& target);
+// Usage Error for a name that is no backend's (listing the known ones).
+void check_backend_name(const std::string& backend);
 std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
                                     const RunnerOptions& options = {});
 

@@ -1,8 +1,13 @@
 #include "search/batch_file.h"
 
+#include <array>
 #include <charconv>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +30,11 @@ int64_t parse_int(const std::string& text, const std::string& token) {
   return v;
 }
 
+double checked_weight(double w, const std::string& text) {
+  if (!(w > 0) || !std::isfinite(w)) usage_error("weight must be a finite number > 0, got '" + text + "'");
+  return w;
+}
+
 double parse_weight(const std::string& text) {
   size_t used = 0;
   double w = 0;
@@ -33,8 +43,8 @@ double parse_weight(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || !(w > 0)) usage_error("weight must be a number > 0, got '" + text + "'");
-  return w;
+  if (used != text.size()) usage_error("weight must be a finite number > 0, got '" + text + "'");
+  return checked_weight(w, text);
 }
 
 // The product of the dims' value lists, in order (the last dim varies fastest).
@@ -43,13 +53,15 @@ std::vector<Shape> expand_shapes(const std::vector<std::string>& dims) {
   std::vector<Shape> shapes{{}};
   for (const std::string& dim : dims) {
     const std::vector<int64_t> values = expand_dim(dim);
+    // Checked before the product is built: two ranges of 100000 would otherwise make 10^10.
+    if (shapes.size() * values.size() > kMaxRangeValues)
+      usage_error("shapes expand to more than " + std::to_string(kMaxRangeValues) + " workloads");
     std::vector<Shape> next;
     for (const Shape& s : shapes)
       for (int64_t v : values) {
         next.push_back(s);
         next.back().push_back(v);
       }
-    if (next.size() > kMaxRangeValues) usage_error("shapes expand to more than " + std::to_string(kMaxRangeValues) + " workloads");
     shapes = std::move(next);
   }
   return shapes;
@@ -86,7 +98,21 @@ bool is_override(const std::string& key) {
   return key == "target" || key == "backend" || key == "weight" || key == "budget";
 }
 
-void expand(const RawEntry& raw, const std::string& where, BatchFile& out) {
+// The parse so far: the entries, and what each entry line wrote, to drop repeats.
+struct Parsed {
+  BatchFile out;
+  std::unordered_set<std::string> seen;
+};
+
+// An entry's identity as written: its workload and overrides (two lines that say the same
+// tune the same thing once).
+std::string identity(const BatchEntry& e) {
+  return e.workload.key() + "|" + (e.dtype_given ? "" : "no-dtype") + "|" + e.target.value_or("") + "|" +
+         e.backend.value_or("") + "|" + (e.budget ? std::to_string(*e.budget) : "") + "|" + std::to_string(e.weight);
+}
+
+void expand(const RawEntry& raw, const std::string& where, Parsed& parsed) {
+  BatchFile& out = parsed.out;
   BatchEntry e = raw.overrides;
   e.where = where;
   e.workload.op = find_op(raw.op).name;
@@ -94,9 +120,16 @@ void expand(const RawEntry& raw, const std::string& where, BatchFile& out) {
   if (raw.dtype) e.workload.dtype = parse_dtype(*raw.dtype);
   e.workload.attrs = raw.attrs;
   e.workload.expr = raw.expr.empty() ? "" : canonical_expression(raw.expr);
-  for (const Shape& shape : expand_shapes(raw.dims)) {
+  const std::vector<Shape> shapes = expand_shapes(raw.dims);
+  if (out.entries.size() + shapes.size() > kMaxRangeValues)
+    usage_error("the batch would hold more than " + std::to_string(kMaxRangeValues) + " workloads");
+  for (const Shape& shape : shapes) {
     e.workload.shape = shape;
-    out.entries.push_back(e);
+    if (parsed.seen.insert(identity(e)).second) {
+      out.entries.push_back(e);
+    } else {
+      ++out.repeated;
+    }
   }
 }
 
@@ -172,20 +205,20 @@ RawEntry raw_from_json(const json& j) {
     set_override(raw.overrides, "budget", std::to_string(j["budget"].get<int64_t>()));
   }
   if (j.contains("weight")) {
-    if (!j["weight"].is_number() || !(j["weight"].get<double>() > 0)) usage_error("weight must be a number > 0, got " + j["weight"].dump());
-    raw.overrides.weight = j["weight"].get<double>();
+    if (!j["weight"].is_number()) usage_error("weight must be a finite number > 0, got " + j["weight"].dump());
+    raw.overrides.weight = checked_weight(j["weight"].get<double>(), j["weight"].dump());
   }
   return raw;
 }
 
 // Runs `parse` for one entry; a usage Error becomes a problem naming `where`.
 template <class Parse>
-void entry(BatchFile& out, const std::string& where, Parse parse) {
+void entry(Parsed& parsed, const std::string& where, Parse parse) {
   try {
-    expand(parse(), where, out);
+    expand(parse(), where, parsed);
   } catch (const Error& e) {
     if (e.category() != ErrorCategory::Usage) throw;
-    out.problems.push_back({where, e.what()});
+    parsed.out.problems.push_back({where, e.what()});
   }
 }
 
@@ -208,14 +241,17 @@ std::vector<int64_t> expand_dim(const std::string& token) {
   if (lo <= 0 || hi < lo) usage_error("range '" + token + "' must have 0 < LO <= HI");
   std::vector<int64_t> values;
   if (step == "pow2") {
-    for (int64_t v = 1; v <= hi && v > 0; v *= 2)
+    for (int64_t v = 1;; v *= 2) {  // stops before doubling past HI: no overflow near 2^63
       if (v >= lo) values.push_back(v);
+      if (v > hi / 2) break;
+    }
   } else if (step.starts_with("step")) {
     const int64_t s = parse_int(step.substr(4), token);
     if (s <= 0) usage_error("range '" + token + "' needs a step > 0");
-    if ((hi - lo) / s + 1 > static_cast<int64_t>(kMaxRangeValues))
+    const int64_t count = (hi - lo) / s + 1;
+    if (count > static_cast<int64_t>(kMaxRangeValues))
       usage_error("range '" + token + "' has more than " + std::to_string(kMaxRangeValues) + " values");
-    for (int64_t v = lo; v <= hi; v += s) values.push_back(v);
+    for (int64_t i = 0; i < count; ++i) values.push_back(lo + i * s);  // <= HI: never past it
   } else {
     usage_error("range '" + token + "': unknown step '" + step + "' (pow2 or stepS)");
   }
@@ -223,8 +259,12 @@ std::vector<int64_t> expand_dim(const std::string& token) {
   return values;
 }
 
-BatchFile parse_batch(const std::string& text, const std::string& name) {
-  BatchFile out;
+BatchFile parse_batch(const std::string& given, const std::string& name) {
+  Parsed parsed;
+  BatchFile& out = parsed.out;
+  // A UTF-8 byte order mark (as some editors save) is not part of the first entry.
+  const std::string_view bom = "\xEF\xBB\xBF";
+  const std::string text = given.starts_with(bom) ? given.substr(bom.size()) : given;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
     json j;
@@ -235,25 +275,32 @@ BatchFile parse_batch(const std::string& text, const std::string& name) {
     }
     if (!j.is_array()) usage_error(name + ": expected a JSON list of entries");
     for (size_t i = 0; i < j.size(); ++i)
-      entry(out, "entry " + std::to_string(i), [&] { return raw_from_json(j[i]); });
+      entry(parsed, "entry " + std::to_string(i), [&] { return raw_from_json(j[i]); });
   } else {
     const std::vector<std::string> lines = split(text, '\n');
     for (size_t i = 0; i < lines.size(); ++i) {
       std::string line = lines[i].substr(0, lines[i].find('#'));
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      entry(out, "line " + std::to_string(i + 1), [&] { return raw_from_line(line); });
+      entry(parsed, "line " + std::to_string(i + 1), [&] { return raw_from_line(line); });
     }
   }
   if (out.entries.empty() && out.problems.empty()) usage_error(name + ": no entries");
-  return out;
+  return std::move(parsed.out);
 }
 
 BatchFile read_batch_file(const std::string& path) {
-  std::ifstream in(path);
+  if (std::filesystem::is_directory(path)) usage_error("batch file '" + path + "' is a folder");
+  std::ifstream in(path, std::ios::binary);
   if (!in) usage_error("cannot read batch file '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_batch(text.str(), path);
+  // Read in chunks, stopping past the bound: /dev/zero or a runaway file ends there.
+  std::string text;
+  std::array<char, 1 << 16> chunk;
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxBatchFileBytes)
+      usage_error("batch file '" + path + "' is larger than " + std::to_string(kMaxBatchFileBytes >> 20) + " MiB");
+  }
+  return parse_batch(text, path);
 }
 
 }  // namespace pto::search

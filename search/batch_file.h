@@ -19,6 +19,10 @@
 // [LO, HI]) or LO..HI:stepS (LO, LO+S, ... <= HI), optionally named (M=1..8192:pow2)
 // for the reader. Several ranges in one entry expand as their product.
 //
+// Bounds: a range holds at most kMaxRangeValues values and a batch as many workloads,
+// checked before they are built; a file past kMaxBatchFileBytes is refused unread. An
+// entry that repeats an earlier one exactly is dropped (counted in `repeated`).
+//
 // A malformed file (not JSON when it starts with '[', no entries) is a usage Error. A
 // bad entry (unknown op or dtype, bad range or number) is a BatchProblem naming its
 // line (plain) or index (JSON) and is left out; the caller decides whether to stop.
@@ -48,8 +52,9 @@ struct BatchProblem {
 };
 
 struct BatchFile {
-  std::vector<BatchEntry> entries;    // ranges expanded, in file order
+  std::vector<BatchEntry> entries;    // ranges expanded, in file order, each once
   std::vector<BatchProblem> problems; // bad entries, left out of `entries`
+  size_t repeated = 0;                // entries that said again what an earlier one said, dropped
 };
 
 // Parses the text of a batch file (the format is told by its first non-blank
@@ -62,6 +67,9 @@ BatchFile read_batch_file(const std::string& path);
 // prefix ("M=") is allowed. Usage Error naming the token for anything else, an empty
 // range, or more than kMaxRangeValues values.
 std::vector<int64_t> expand_dim(const std::string& token);
+// The most values a range, and the most workloads a whole batch, may hold.
 inline constexpr size_t kMaxRangeValues = 100000;
+// The largest batch file read_batch_file reads (a list of 100000 workloads is ~5 MiB).
+inline constexpr size_t kMaxBatchFileBytes = size_t{64} << 20;
 
 }  // namespace pto::search

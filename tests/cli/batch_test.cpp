@@ -70,20 +70,23 @@ TEST(BatchCli, MalformedFilesExit2NamingTheProblem) {
   expect_usage_error("batch " + quoted(dir.str() + "/missing.txt") + db, {"missing.txt", "cannot read"});
   expect_usage_error("batch" + db, {"FILE"});
   expect_usage_error("batch " + quoted(dir.write("ok.txt", "matmul 64,64,64\n")) + " --shard 3/3" + db, {"3/3"});
+  expect_usage_error("batch " + quoted(dir.str() + "/ok.txt") + " --jobs 100000" + db, {"--jobs", "per core", "100000"});
+  expect_usage_error("batch " + quoted(dir.str()) + db, {"is a folder"});
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/t.db")) << "a --strict stop or a bad option opened the database";
 }
 
 TEST(BatchCli, BadEntriesAreSkippedTheRestTunedAndTheRunExits2) {
   const TempDir dir("batch_skip");
-  const std::string file = dir.write("b.txt", "matmul 32,64,64 fp16\nnosuchop 1,2\nmatmul 1..64:pow3,8,8\nsoftmax 16,256\n");
+  const std::string file = dir.write("b.txt", "matmul 32,64,64 fp16\nnosuchop 1,2\nmatmul 1..64:pow3,8,8\nsoftmax 16,256\n"
+                                               "add 8,64 backend=nosuch\nadd 8,128 backend=npu\n");
   const Result r = pto_tune("batch " + quoted(file) + " --target " + kTarget + " --backend model --budget 4 --json --db " +
                             quoted(dir.str() + "/t.db"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
+  for (const char* part : {"line 2", "line 3", "line 5", "unknown backend 'nosuch'", "line 6", "'npu'"})
+    EXPECT_NE(r.err.find(part), std::string::npos) << part << "\n" << r.err;
   const json s = json::parse(r.out);
   EXPECT_EQ(count(s, "tuned"), 2);
-  EXPECT_EQ(count(s, "bad_entry"), 2);
+  EXPECT_EQ(count(s, "bad_entry"), 4);
 }
 
 TEST(BatchCli, ASecondRunSkipsWhatTheFirstTunedAndRetuneForcesIt) {

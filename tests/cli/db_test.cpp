@@ -115,6 +115,7 @@ TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/out.db"));
   expect_usage_error("db show --db " + quoted(dir.str() + "/none.db"), {"does not exist"});
   expect_usage_error("db frobnicate", {"frobnicate"});
+  expect_usage_error("lookup --op matmul --shapes 64,64,64 --backend nosuch --db " + quoted(notes), {"'nosuch'", "known"});
   expect_usage_error("db export --db x.db", {"FILE.json"});
   expect_usage_error("db merge a.db", {"--into"});
 }

@@ -104,5 +104,42 @@ TEST(BatchFile, MalformedFilesAreUsageErrors) {
   expect_error([] { expand_dim("0"); }, ErrorCategory::Usage, {"> 0"});
 }
 
+// Bounds hold before anything is built: ranges near 2^63 end (no overflow), products
+// and batches past kMaxRangeValues are refused per entry, a weight must be finite.
+TEST(BatchFile, HugeRangesProductsAndWeightsAreBoundedBeforeTheyAreBuilt) {
+  const std::vector<int64_t> to_2_62 = expand_dim("1..4611686018427387904:pow2");
+  ASSERT_EQ(to_2_62.size(), 63u);
+  EXPECT_EQ(to_2_62.back(), int64_t{1} << 62);
+  EXPECT_EQ(expand_dim("1..9223372036854775807:pow2").size(), 63u);
+  const std::vector<int64_t> near_max = expand_dim("9223372036854775800..9223372036854775807:step5");
+  EXPECT_EQ(near_max, (std::vector<int64_t>{9223372036854775800, 9223372036854775805}));
+  const BatchFile product = parse_batch("matmul 1..100000:step1,1..100000:step1,64\nsoftmax 64,512\n");
+  ASSERT_EQ(product.problems.size(), 1u);
+  EXPECT_NE(product.problems[0].message.find("more than 100000 workloads"), std::string::npos);
+  std::string many;
+  for (int i = 0; i < 3; ++i) many += "add 1..40000:step1," + std::to_string(64 + i) + "\n";
+  const BatchFile batch = parse_batch(many);
+  EXPECT_EQ(batch.entries.size(), 80000u);
+  ASSERT_EQ(batch.problems.size(), 1u) << "the third range would pass the batch's bound";
+  EXPECT_EQ(batch.problems[0].where, "line 3");
+  for (const char* weight : {"inf", "nan", "1e999"})
+    EXPECT_EQ(parse_batch(std::string("matmul 64,64,64 weight=") + weight + "\nsoftmax 64,512\n").problems.size(), 1u)
+        << weight;
+}
+
+// Repeated entries tune once; a UTF-8 byte order mark is not part of the first op; a
+// folder and an endless file are refused with a message naming them.
+TEST(BatchFile, RepeatsBomFoldersAndEndlessFiles) {
+  const BatchFile repeated = parse_batch("matmul 64,64,64 fp16\nmatmul 64,64,64 fp16\nmatmul 64,64,64 fp16 budget=3\n"
+                                         "matmul 32..64:step32,64,64 fp16\n");
+  EXPECT_EQ(repeated.entries.size(), 3u);  // 64,64,64; the same with budget 3; 32,64,64
+  EXPECT_EQ(repeated.repeated, 2u);
+  const BatchFile bom = parse_batch("\xEF\xBB\xBFmatmul 64,64,64\n");
+  ASSERT_EQ(bom.entries.size(), 1u);
+  EXPECT_EQ(bom.entries[0].workload.op, "matmul");
+  expect_error([] { read_batch_file("/tmp"); }, ErrorCategory::Usage, {"/tmp", "folder"});
+  expect_error([] { read_batch_file("/dev/zero"); }, ErrorCategory::Usage, {"/dev/zero", "larger than 64 MiB"});
+}
+
 }  // namespace
 }  // namespace pto::search
