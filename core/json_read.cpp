@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -194,7 +195,7 @@ json parse(const std::string& text, std::string_view what) {
   }
 }
 
-std::string read_text_file(const std::string& path, std::string_view what) {
+std::string read_text_file(const std::string& path, std::string_view what, size_t max_bytes) {
   const std::string named = std::string(what) + " '" + path + "'";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) usage_error("cannot read " + named + ": no such file");
@@ -202,14 +203,15 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   if (std::filesystem::is_directory(path, ec)) usage_error("cannot read " + named + ": it is a folder");
   std::ifstream in(path, std::ios::binary);
   if (!in) usage_error("cannot read " + named + ": permission denied or not a regular file");
-  // Read one byte past the cap, so that /dev/zero or a huge file stops here.
-  std::string text(kMaxFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) fail(ErrorCategory::Io, "cannot read " + named + ": read error");
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxFileBytes) {
-    usage_error(named + " is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB, the most pto-tune reads");
+  // Read in chunks, stopping past the cap, so that /dev/zero or a huge file stops here.
+  std::string text;
+  std::array<char, 1 << 16> chunk;
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      usage_error(named + " is larger than " + std::to_string(max_bytes >> 20) + " MiB, the most pto-tune reads");
   }
+  if (in.bad()) fail(ErrorCategory::Io, "cannot read " + named + ": read error");
   if (text.empty()) usage_error(named + " is empty");
   return text;
 }

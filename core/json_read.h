@@ -23,7 +23,8 @@ namespace pto::json_read {
 using nlohmann::json;
 
 constexpr int kMaxDepth = 64;                   // nesting levels of a JSON document
-constexpr size_t kMaxFileBytes = 4 << 20;      // 4 MiB: any input file pto-tune reads
+constexpr size_t kMaxFileBytes = 4 << 20;      // 4 MiB: a config or target file
+constexpr size_t kMaxExportBytes = size_t{1} << 30;  // 1 GiB: a release export (~450 B a record)
 
 // The value as it would appear in the input, shortened when long; only the part shown
 // is ever serialised.
@@ -62,8 +63,8 @@ std::string index_path(const std::string& parent, size_t index);
 json parse(const std::string& text, std::string_view what);
 
 // The whole content of a file the user named. Usage Error when it is missing, a
-// folder, empty or larger than kMaxFileBytes (the path is the input's fault); io
+// folder, empty or larger than `max_bytes` (the path is the input's fault); io
 // Error when reading it fails midway.
-std::string read_text_file(const std::string& path, std::string_view what);
+std::string read_text_file(const std::string& path, std::string_view what, size_t max_bytes = kMaxFileBytes);
 
 }  // namespace pto::json_read

@@ -479,7 +479,7 @@ size_t TuningDb::export_json(const std::string& file, const std::string& op) {
 }
 
 size_t TuningDb::import_json(const std::string& file) {
-  const json j = json_read::parse(json_read::read_text_file(file, "export file"), "export file '" + file + "'");
+  const json j = json_read::parse(json_read::read_text_file(file, "export file", json_read::kMaxExportBytes), "export file '" + file + "'");
   json_read::object(j, file);
   if (!j.contains("format") || j["format"] != "pto-tune-configs" || !j.contains("records"))
     usage_error("'" + file + "' is not a pto-tune export (no \"format\":\"pto-tune-configs\" with \"records\")");

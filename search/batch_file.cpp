@@ -1,10 +1,7 @@
 #include "search/batch_file.h"
 
-#include <array>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <unordered_set>
@@ -14,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/expression.h"
+#include "core/json_read.h"
 #include "core/op_library.h"
 
 namespace pto::search {
@@ -289,18 +287,7 @@ BatchFile parse_batch(const std::string& given, const std::string& name) {
 }
 
 BatchFile read_batch_file(const std::string& path) {
-  if (std::filesystem::is_directory(path)) usage_error("batch file '" + path + "' is a folder");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) usage_error("cannot read batch file '" + path + "'");
-  // Read in chunks, stopping past the bound: /dev/zero or a runaway file ends there.
-  std::string text;
-  std::array<char, 1 << 16> chunk;
-  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
-    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxBatchFileBytes)
-      usage_error("batch file '" + path + "' is larger than " + std::to_string(kMaxBatchFileBytes >> 20) + " MiB");
-  }
-  return parse_batch(text, path);
+  return parse_batch(json_read::read_text_file(path, "batch file", kMaxBatchFileBytes), path);
 }
 
 }  // namespace pto::search

@@ -63,7 +63,7 @@ TEST(BatchCli, MalformedFilesExit2NamingTheProblem) {
   const TempDir dir("batch_bad");
   const std::string db = " --db " + quoted(dir.str() + "/t.db");
   expect_usage_error("batch " + quoted(dir.write("bad.json", "[{\"op\":")) + db, {"bad.json", "not valid JSON"});
-  expect_usage_error("batch " + quoted(dir.write("empty.txt", "")) + db, {"empty.txt", "no entries"});
+  expect_usage_error("batch " + quoted(dir.write("empty.txt", "")) + db, {"empty.txt", "is empty"});
   expect_usage_error("batch " + quoted(dir.write("op.txt", "nosuchop 64,64\n")) + " --strict" + db, {"line 1", "nosuchop"});
   expect_usage_error("batch " + quoted(dir.write("range.txt", "matmul 64,64,64\nmatmul 1..64:cube,64,64\n")) + " --strict" + db,
                      {"line 2", "cube"});

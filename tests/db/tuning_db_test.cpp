@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_read.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
 #include "db/tuning_db.h"
@@ -354,6 +355,22 @@ TEST(TuningDb, ExportImportRoundTrip) {
   EXPECT_EQ(as_json(b->best_records()), as_json(a->best_records()));
   EXPECT_EQ(b->import_json(dir.str() + "/configs.json"), 0u) << "a second import adds nothing";
   EXPECT_EQ(a->export_json(dir.str() + "/softmax.json", "softmax"), a->best_records("softmax").size());
+}
+
+// A release of thousands of workloads exports past the 4 MiB that config files may
+// hold; its import reads it whole (up to json_read::kMaxExportBytes).
+TEST(TuningDb, AnExportPastFourMebibytesImports) {
+  const TempDir dir("db_big_export");
+  auto a = TuningDb::open(dir.str() + "/a.db");
+  std::vector<search::TuningRecord> records;
+  for (int m = 1; m <= 12000; ++m)
+    records.push_back(make_record("matmul|" + std::to_string(m) + ",4096,4096|fp16",
+                                  R"({"cube":{"m":[64,64],"k":[64,256],"n":[128,256]}})", 1000.0 + m));
+  a->commit(records);
+  const std::string file = dir.str() + "/release.json";
+  ASSERT_EQ(a->export_json(file), 12000u);
+  ASSERT_GT(std::filesystem::file_size(file), json_read::kMaxFileBytes);
+  EXPECT_EQ(TuningDb::open(dir.str() + "/b.db")->import_json(file), 12000u);
 }
 
 TEST(TuningDb, BadImportsStoreNothing) {
