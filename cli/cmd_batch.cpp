@@ -216,10 +216,9 @@ RecordsByKey stored_records(db::TuningDb& db, const std::vector<Task>& tasks, co
   return by_key;
 }
 
+// A workload a killed run left half-tuned is not tuned, whatever it holds.
 bool tuned_already(db::TuningDb& db, const Task& t, const Journal& journal) {
-  if (journal.unfinished(journal_key(t.key))) return false;
-  const std::optional<search::TuningRecord> best = db.best(t.key);
-  return best && best->usable() && best->versions == search::Versions::current();
+  return !journal.unfinished(journal_key(t.key)) && search::is_tuned(db, t.key);
 }
 
 // One batch run in this process: each workload tuned through a search::TuningSession,
@@ -392,7 +391,7 @@ class BatchRun {
       w.session.reset();
       journal_.note("done", journal_key(w.task->key));
       for (const auto& [status, n] : r.counts.failed) summary_.failed_measurements[status] += n;
-      w.measured = r.counts.measured - w.prior;
+      w.measured = r.counts.measured + r.counts.reused - w.prior;  // a re-opened session reuses this run's records
       if (r.has_default()) summary_.log_speedup_sum += std::log(r.speedup_vs_default), ++summary_.speedups;
       end(w, "tuned", json{{"speedup_vs_default", r.has_default() ? json(r.speedup_vs_default) : json(nullptr)},
                            {"best_ns", r.best.time_ns()},

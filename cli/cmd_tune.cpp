@@ -77,6 +77,7 @@ void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) 
       {"speedup", r.has_default() ? times(r.speedup_vs_default) + " over the default" : "no feasible default"},
       {"candidates", std::to_string(r.counts.total) + " in the space, " + std::to_string(r.counts.feasible) +
                          " feasible seen, " + std::to_string(r.counts.measured) + " measured, " +
+                         (r.counts.reused ? std::to_string(r.counts.reused) + " from the database, " : "") +
                          failed_by_status(r.counts) + " failed"},
       {"elapsed", seconds(r.elapsed_s)},
       {"stored in", r.store_location},
@@ -111,6 +112,9 @@ int run_tune(const Args& args) {
        "measurements at most, the default config's included; 0 = the strategy decides")
       ("time-limit", po::value<double>()->default_value(0), "wall-time limit in seconds; 0 = none")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of the search (the same seed, the same search)")
+      ("retune", po::bool_switch(),
+       "measure again the configs the database already holds records of (same target, backend and versions); "
+       "without it they are taken as measured and count against the budget")
       ("db", po::value<std::string>(),
        "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
       ("json", po::bool_switch(), "print the result as JSON");
@@ -124,7 +128,10 @@ int run_tune(const Args& args) {
        "and stores every measurement in the tuning database, where 'pto-tune lookup' and\n"
        "the JIT find the winner. Prints the winner as PyPTO calls, its time against the\n"
        "default's and what the search did. Ctrl-C stops after the measurement in flight\n"
-       "and keeps what was measured; a second Ctrl-C exits at once. --emit pypto prints\n"
+       "and keeps what was measured; a second Ctrl-C exits at once. The database is the\n"
+       "search's memory: what it already holds for this workload (same target, backend\n"
+       "and versions) is taken as measured, so a rerun measures nothing new unless\n"
+       "--retune or a larger --budget asks for more. --emit pypto prints\n"
        "the winner as a Python module to import in a PyPTO kernel instead: its tiles per\n"
        "stage, apply(pypto) making the setter calls, and the op's kernel body.",
        "pto-tune tune --op matmul --shapes 1024,1024,1024 --budget 32\n"
@@ -143,6 +150,7 @@ int run_tune(const Args& args) {
   if (!(tune_options.time_limit_s >= 0) || !std::isfinite(tune_options.time_limit_s))
     usage_error("--time-limit: expected seconds >= 0, got " + std::to_string(tune_options.time_limit_s));
   tune_options.seed = (*vm)["seed"].as<uint64_t>();
+  tune_options.retune = (*vm)["retune"].as<bool>();
 
   const Target target = target_from(*vm);
   const Workload w = workload_from(*vm, target);

@@ -151,31 +151,18 @@ std::string attrs_text(const std::map<std::string, int64_t>& attrs) {
   return out;
 }
 
-bool fresh(const TuningRecord& r) { return r.versions == Versions::current(); }
-
-// The total order merge keeps the first of: fresh before stale, then search::better,
-// then anything else that tells two records apart, so the pick never depends on
-// which input came first. best_records() ranks in SQL the same way.
-bool merge_before(const TuningRecord& a, const TuningRecord& b) {
-  if (fresh(a) != fresh(b)) return fresh(a);
-  if (search::better(a, b)) return true;
-  if (search::better(b, a)) return false;
-  return std::tie(a.measurement.timestamp, a.measurement.host, a.strategy, a.versions.compiler,
-                  a.versions.cost_model) < std::tie(b.measurement.timestamp, b.measurement.host,
-                                                    b.strategy, b.versions.compiler, b.versions.cost_model);
-}
-
-// best_configs()'s ranking, in one pass over the usable measurements: per key
-// (workload, target fingerprint, backend) it keeps the row that comes first in
-// best_records()'s SQL order — fresh first, then median_ns, config text, timestamp,
-// host, strategy, versions, id — reading a config's text only when two rows of a key
-// tie on time. tests/db/config_lookup_test.cpp holds the two orders together.
+// The one ranking of records (search::ranks_before) per key (workload, target
+// fingerprint, backend), in one pass over the usable measurements: what best_records(),
+// export, merge and the JIT lookup (best_configs) keep. It reads a row's ranking
+// columns only, and a config's text only when two rows of a key tie on time; rows equal
+// in every ranked field go to the first stored, so each database has one answer.
 class BestScan {
  public:
-  // The columns consider() reads, in its order.
+  // The columns consider() reads, in its order; ?1 is an op, or '' for every op.
   static constexpr const char* kColumns =
       "SELECT id, workload_id, config_id, target_fingerprint, backend, median_ns, timestamp, host, strategy, "
-      "compiler_version, cost_model_version FROM measurements WHERE usable = 1";
+      "compiler_version, cost_model_version FROM measurements WHERE usable = 1 "
+      "AND (?1 = '' OR workload_id IN (SELECT id FROM workloads WHERE op = ?1)) ORDER BY id";
 
   BestScan(Connection& c, Versions now) : now_(std::move(now)), config_text_(c.prepare("SELECT json FROM configs WHERE id = ?")) {}
 
@@ -230,22 +217,27 @@ class BestScan {
     return names.size() - 1;
   }
 
-  bool fresh(const Statement& s) const { return s.text_view(9) == now_.compiler && s.text_view(10) == now_.cost_model; }
+  search::RankFields fields(const Statement& s) const {
+    return {true, s.text_view(9) == now_.compiler && s.text_view(10) == now_.cost_model,
+            s.real(5), s.integer(6), s.text_view(7), s.text_view(8), s.text_view(9), s.text_view(10)};
+  }
+
+  static search::RankFields fields(const Row& r) {
+    return {true, r.fresh, r.median_ns, r.timestamp, r.host, r.strategy, r.versions.compiler, r.versions.cost_model};
+  }
 
   Row row(const Statement& s, const Key& key) const {
-    return {s.integer(0), key.workload_id, s.integer(2), key.target, key.backend, fresh(s), s.real(5), s.integer(6),
-            s.text(7), s.text(8), {s.text(9), s.text(10)}};
+    return {s.integer(0), key.workload_id, s.integer(2), key.target, key.backend, fields(s).fresh, s.real(5),
+            s.integer(6), s.text(7), s.text(8), {s.text(9), s.text(10)}};
   }
 
   // Whether row `s` ranks before `best`, the kept row of its key.
   bool before(const Statement& s, const Row& best) {
-    if (const bool f = fresh(s); f != best.fresh) return f;
-    if (const double t = s.real(5); t != best.median_ns) return t < best.median_ns;
-    if (const int64_t c = s.integer(2); c != best.config_id) return config_text(c) < config_text(best.config_id);
-    const std::string_view host = best.host, strategy = best.strategy, compiler = best.versions.compiler,
-                           cost_model = best.versions.cost_model;
-    return std::make_tuple(s.integer(6), s.text_view(7), s.text_view(8), s.text_view(9), s.text_view(10), s.integer(0)) <
-           std::tie(best.timestamp, host, strategy, compiler, cost_model, best.id);
+    const int64_t config = s.integer(2);
+    return search::ranks_before(fields(s), fields(best), [&] {
+      return config == best.config_id ? std::weak_ordering::equivalent
+                                      : config_text(config) <=> config_text(best.config_id);
+    });
   }
 
   Versions now_;
@@ -316,15 +308,6 @@ struct TuningDb::Impl {
     }
     return added;
   }
-
-  std::vector<TuningRecord> best_of(const RecordKey& key, size_t k) {
-    Statement s = connection.prepare(std::string(kSelectRecord) + R"sql(
-      WHERE m.workload_id = (SELECT id FROM workloads WHERE key = ?)
-        AND m.target_fingerprint = ? AND m.backend = ? AND m.usable = 1
-      ORDER BY m.median_ns, c.json, m.timestamp LIMIT ?)sql");
-    s.bind(1, key.workload).bind(2, key.target_fingerprint).bind(3, key.backend).bind(4, static_cast<int64_t>(k));
-    return read_all(s);
-  }
 };
 
 TuningDb::TuningDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -358,15 +341,13 @@ void TuningDb::commit(std::span<const TuningRecord> records) {
   t.commit();
 }
 
-std::optional<TuningRecord> TuningDb::best(const RecordKey& key) {
-  std::vector<TuningRecord> top = top_k(key, 1);
-  if (top.empty()) return std::nullopt;
-  return std::move(top.front());
-}
-
-std::vector<TuningRecord> TuningDb::top_k(const RecordKey& key, size_t k) {
+std::vector<TuningRecord> TuningDb::records_of(const RecordKey& key) {
   std::lock_guard lock(impl_->mutex);
-  return impl_->best_of(key, k);
+  Statement s = impl_->connection.prepare(std::string(kSelectRecord) + R"sql(
+    WHERE m.workload_id = (SELECT id FROM workloads WHERE key = ?)
+      AND m.target_fingerprint = ? AND m.backend = ? ORDER BY m.id)sql");
+  s.bind(1, key.workload).bind(2, key.target_fingerprint).bind(3, key.backend);
+  return read_all(s);
 }
 
 std::string TuningDb::location() const { return impl_->connection.path(); }
@@ -391,30 +372,30 @@ std::vector<TuningRecord> TuningDb::records(const std::string& op) {
 }
 
 std::vector<TuningRecord> TuningDb::best_records(const std::string& op) {
-  const Versions now = Versions::current();
   std::lock_guard lock(impl_->mutex);
-  // Ranked within each key as merge_before() ranks: fresh first, then search::better's
-  // order, then the rest of the record, so that every database holding the same
-  // records answers with the same one.
-  Statement ranked = impl_->connection.prepare(std::string(kSelectRecord) + R"sql(
-    JOIN (SELECT id FROM (SELECT m2.id, ROW_NUMBER() OVER (
-            PARTITION BY m2.workload_id, m2.target_fingerprint, m2.backend
-            ORDER BY (m2.compiler_version = ?2 AND m2.cost_model_version = ?3) DESC, m2.median_ns, c2.json,
-                     m2.timestamp, m2.host, m2.strategy, m2.compiler_version, m2.cost_model_version, m2.id) AS rank
-          FROM measurements m2 JOIN configs c2 ON c2.id = m2.config_id
-          JOIN workloads w2 ON w2.id = m2.workload_id
-          WHERE m2.usable = 1 AND (?1 = '' OR w2.op = ?1))
-          WHERE rank = 1) best ON best.id = m.id
-    ORDER BY w.key, m.target_fingerprint, m.backend)sql");
-  ranked.bind(1, op).bind(2, now.compiler).bind(3, now.cost_model);
-  return read_all(ranked);
+  Connection& c = impl_->connection;
+  BestScan scan(c, Versions::current());
+  Statement rows = c.prepare(BestScan::kColumns);
+  for (rows.bind(1, op); rows.step();) scan.consider(rows);
+  Statement winner = c.prepare(std::string(kSelectRecord) + "WHERE m.id = ?");
+  RecordReader reader;
+  std::vector<TuningRecord> best;
+  scan.for_each([&](const BestScan::Row& r) {
+    // A winner whose workload, config or target row is missing (no database pto-tune
+    // wrote has one) is left out by the joins.
+    if (winner.bind(1, r.id).step()) best.push_back(reader.read(winner));
+    winner.reset();
+  });
+  std::sort(best.begin(), best.end(), [](const TuningRecord& a, const TuningRecord& b) { return a.key() < b.key(); });
+  return best;
 }
 
 BestConfigs TuningDb::best_configs() {
   std::lock_guard lock(impl_->mutex);
   Connection& c = impl_->connection;
   BestScan scan(c, Versions::current());
-  for (Statement s = c.prepare(BestScan::kColumns); s.step();) scan.consider(s);
+  Statement rows = c.prepare(BestScan::kColumns);
+  for (rows.bind(1, std::string_view("")); rows.step();) scan.consider(rows);  // every op
 
   // The winners' workloads, configs and targets, each read and parsed once. A winner
   // whose workload, config or target row is missing (no database pto-tune wrote has
@@ -517,7 +498,7 @@ MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::
     const RecordKey key = r.key();
     auto it = kept.find(key);
     if (it == kept.end()) kept.emplace(key, std::move(r));
-    else if (merge_before(r, it->second)) it->second = std::move(r);
+    else if (search::better(r, it->second)) it->second = std::move(r);
   };
   for (const auto& source : sources)
     for (TuningRecord& r : source->best_records()) consider(std::move(r));
@@ -525,7 +506,7 @@ MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::
 
   std::vector<TuningRecord> winners;
   for (auto& [key, r] : kept) {
-    summary.stale += fresh(r) ? 0 : 1;
+    summary.stale += r.fresh() ? 0 : 1;
     winners.push_back(std::move(r));
   }
   summary.keys = winners.size();

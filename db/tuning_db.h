@@ -13,9 +13,9 @@
 // adds nothing.
 //
 // "Fresh" below means made under today's compiler and cost-model versions
-// (search::Versions::current()); best() and top_k() answer with any version, as
-// search::TuningStore says, while best_records(), export and merge put fresh records
-// first, so a stale record never displaces a fresh one.
+// (search::Versions::current()). best(), top_k(), best_records(), best_configs(),
+// export and merge all rank by search::better, the one ranking of records: fresh
+// before stale, so a stale record never displaces a fresh one, however fast it is.
 #pragma once
 
 #include <memory>
@@ -75,8 +75,7 @@ class TuningDb : public search::TuningStore {
 
   // search::TuningStore
   void commit(std::span<const search::TuningRecord> records) override;
-  std::optional<search::TuningRecord> best(const search::RecordKey& key) override;
-  std::vector<search::TuningRecord> top_k(const search::RecordKey& key, size_t k) override;
+  std::vector<search::TuningRecord> records_of(const search::RecordKey& key) override;
   std::string location() const override;
 
   // Stores the target's description beside its fingerprint (records name targets by
@@ -86,14 +85,14 @@ class TuningDb : public search::TuningStore {
   // Every stored measurement, failures included, in the order stored; `op` (when not
   // empty) keeps that op's.
   std::vector<search::TuningRecord> records(const std::string& op = "");
-  // One usable record per key, by key: the best fresh one, else the best of any
-  // version (the caller sees it is stale with stale_reason()). What a release ships
-  // and what the JIT lookup serves.
+  // One usable record per key, by key: the first in search::better's ranking, so the
+  // best fresh one, else the best stale one (the caller sees it is stale with
+  // stale_reason()). What a release ships and what the JIT lookup serves.
   std::vector<search::TuningRecord> best_records(const std::string& op = "");
-  // The same records as best_records(), for the JIT lookup: ranked in one pass over the
-  // measurements' ranking columns instead of SQL's window sort (5x less CPU for
-  // 100,000 records: results/lookup_latency.md), then each winning workload, config
-  // and target read and parsed once.
+  // The same records as best_records(), for the JIT lookup: the same one pass over the
+  // measurements' ranking columns (5x less CPU than SQL's window sort for 100,000
+  // records: results/lookup_latency.md), then each winning workload, config and target
+  // read and parsed once.
   BestConfigs best_configs();
 
   // Writes best_records(op) as versioned JSON:

@@ -104,15 +104,16 @@ if wanted report; then
   echo "== report: a small tuning suite (model and sim backends, simulated) and its report" >&2
   cmake --build "$build" -j"$(nproc)" --target pto-tune >/dev/null
   db=$(mktemp -d)/tune.db
+  # --retune: each strategy runs its own search, not on from the database's records of the last.
   for strategy in random topk evolve; do
     for shapes in 512,512,512 1024,1024,1024 300,700,500; do
       "$build/cli/pto-tune" tune --op matmul --shapes "$shapes" --target ascend910b1 --backend sim \
-        --strategy "$strategy" --budget 24 --db "$db" >/dev/null
+        --strategy "$strategy" --budget 24 --retune --db "$db" >/dev/null
     done
     "$build/cli/pto-tune" tune --op softmax --shapes 256,4096 --target ascend910b1 --backend sim \
-      --strategy "$strategy" --budget 16 --db "$db" >/dev/null
+      --strategy "$strategy" --budget 16 --retune --db "$db" >/dev/null
     "$build/cli/pto-tune" tune --op matmul --shapes 2048,2048,2048 --target ascend910b1 --backend model \
-      --strategy "$strategy" --budget 32 --db "$db" >/dev/null
+      --strategy "$strategy" --budget 32 --retune --db "$db" >/dev/null
   done
   "$build/cli/pto-tune" report --db "$db" --out "$out/report"
   rm -rf "$(dirname "$db")"

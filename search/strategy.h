@@ -40,11 +40,11 @@ class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual std::string name() const = 0;
-  // Up to `max` candidates not proposed before; empty when the strategy has nothing
+  // Up to `max` candidates neither proposed nor observed before; empty when the strategy has nothing
   // left worth measuring (it has converged, or the space is exhausted).
   virtual std::vector<TileConfig> propose(size_t max) = 0;
   // The measurements of candidates it proposed (and of the baseline the tuner always
-  // measures), in the order given.
+  // measures, and of the records an earlier search measured), in the order given.
   virtual void observe(std::span<const TileConfig> configs,
                        std::span<const measure::Measurement> results) = 0;
   // Distinct feasible candidates the strategy has seen in the space: all of them for

@@ -1,6 +1,8 @@
 // tune(): the one tuning loop. A map of this file:
 //   TuningJob         everything one call holds: graph, space, model, strategy, records
-//   TuningJob::run    baseline -> batches until converged / budget / time / stop -> winner
+//   TuningJob::run    the store's records of the key -> baseline -> batches until
+//                     converged / budget / time / stop -> winner
+//   remembered        the search's memory: what the store already measured for the key
 //   measure_batch     one runner call, every result committed on its own and counted as
 //                     it comes; the batch ends early when the job is to stop
 //   choose_winner     the best usable record; on a noisy backend from an interleaved
@@ -84,10 +86,15 @@ class TuningJob {
     result_.counts.total = space_.size();
   }
 
+  // The records the store holds for this key (unless the options ask to retune) are
+  // taken as measured, as a resumed session's are: the strategy is told them, they
+  // count against the budget, and none is measured again. When they leave nothing new
+  // to measure, the finalists are not re-measured either: the run that stored them did.
   TuneResult run() {
-    start({});
+    const std::vector<TuningRecord> memory = options_.retune ? std::vector<TuningRecord>{} : remembered();
+    start(memory);
     search(strategy());
-    return conclude();
+    return conclude(/*confirm_finalists=*/memory.empty() || result_.counts.measured > 0);
   }
 
   // What a TuningSession (search/tuning_session.h) does in steps: start once (the
@@ -95,8 +102,8 @@ class TuningJob {
   // search in rounds, finish once.
   void start(std::span<const TuningRecord> prior) {
     for (const TuningRecord& r : prior) {
-      count(r, /*remeasure=*/false);
-      if (!baseline_ && r.usable() && r.config == space_.baseline()) baseline_ = r;
+      count(r, Source::Memory);
+      if (!baseline_ && settles_default(r) && r.config == space_.baseline()) baseline_ = r;
     }
     if (!baseline_) baseline_ = measure_baseline();
   }
@@ -120,14 +127,15 @@ class TuningJob {
     return *strategy_;
   }
 
-  TuneResult conclude() {
+  // `confirm_finalists`: re-measure them on a noisy backend (search/tuner.h).
+  TuneResult conclude(bool confirm_finalists = true) {
     if (strategy_) {
       result_.counts.feasible = strategy_->feasible_seen();
     } else {  // no search in this job: the strategy is the one that proposed the last record
       const std::string& last = measured_.back().strategy;
       result_.strategy = last == kDefaultLabel ? options_.strategy : last;
     }
-    choose_winner(*baseline_);
+    choose_winner(*baseline_, confirm_finalists);
     result_.elapsed_s = seconds_since_start();
     return std::move(result_);
   }
@@ -142,6 +150,32 @@ class TuningJob {
   void search_round() { search(strategy()); }
 
  private:
+  // Where a counted record came from: this job's search, the re-measurement of its
+  // finalists, or an earlier job (the store, or a session resumed from its records).
+  enum class Source { Search, Remeasure, Memory };
+
+  // The fresh records the store holds for this job's key, one per config: the last
+  // stored, which on a noisy backend is the finalists' interleaved re-measurement, the
+  // most careful timing there is. In the order first stored.
+  std::vector<TuningRecord> remembered() const {
+    const RecordKey key{result_.workload.key(), result_.target_fingerprint, result_.backend};
+    std::vector<TuningRecord> memory;
+    std::map<std::string, size_t> index;  // config text -> place in `memory`
+    for (TuningRecord& r : store_.records_of(key)) {
+      if (!r.fresh()) continue;
+      predict(r.measurement, r.config);  // by this job's model, which may be calibrated since
+      const auto [at, first] = index.try_emplace(r.config.to_string(), memory.size());
+      if (first) memory.push_back(std::move(r));
+      else memory[at->second] = std::move(r);
+    }
+    return memory;
+  }
+
+  // A measurement that settles the default: its time, or that it does not fit the target.
+  static bool settles_default(const TuningRecord& r) {
+    return r.usable() || r.measurement.status == measure::Status::INFEASIBLE;
+  }
+
   // The default is measured first. One that does not fit the target (an infeasible
   // config, a program past the size limits) does not stop the search: the result says
   // so and has no speedup over it. Any other failure of the default is a fault.
@@ -149,7 +183,7 @@ class TuningJob {
     const std::vector<TuningRecord> records = measure_batch({space_.baseline()}, kDefaultLabel);
     if (records.empty()) misreported(1, "returned no result for the default config");
     const TuningRecord& r = records.front();
-    if (!r.usable() && r.measurement.status != measure::Status::INFEASIBLE)
+    if (!settles_default(r))
       internal_error("tune: the default config " + r.config.to_string() + " of " + r.workload.key() +
                      " could not be measured: " + measure::status_name(r.measurement.status) + " " +
                      r.measurement.error);
@@ -200,7 +234,7 @@ class TuningJob {
       // A re-measured finalist keeps the label of the strategy that first proposed it.
       records.push_back(make_record(batch[i], std::move(m), interleaved ? strategy_of(batch[i]) : label));
       store_.commit(std::span(&records.back(), 1));
-      count(records.back(), interleaved);
+      count(records.back(), interleaved ? Source::Remeasure : Source::Search);
     };
     const measure::OnResult on_result = [&](size_t i, const measure::Measurement& m) {
       if (i != records.size()) misreported(batch.size(), "reported result " + std::to_string(i) + " out of order");
@@ -225,11 +259,15 @@ class TuningJob {
                    " candidates");
   }
 
-  TuningRecord make_record(const TileConfig& config, measure::Measurement m, const std::string& label) const {
-    // The prediction beside the measurement is the tuner's model's: calibrated when the
-    // options carry coefficients, whatever the runner's own model assumed.
+  // The prediction beside a measurement is the tuner's model's: calibrated when the
+  // options carry coefficients, whatever the runner's own model assumed.
+  void predict(measure::Measurement& m, const TileConfig& config) const {
     const double predicted = model_.predict_ns(config);
     if (std::isfinite(predicted)) m.predicted_ns = predicted;
+  }
+
+  TuningRecord make_record(const TileConfig& config, measure::Measurement m, const std::string& label) const {
+    predict(m, config);
     TuningRecord r;
     r.workload = result_.workload;
     r.config = config;
@@ -242,29 +280,29 @@ class TuningJob {
     return r;
   }
 
-  void count(const TuningRecord& r, bool remeasure) {
-    ++result_.counts.measured;
-    if (!remeasure) ++searched_;
+  void count(const TuningRecord& r, Source source) {
+    ++(source == Source::Memory ? result_.counts.reused : result_.counts.measured);
     if (!r.measurement.ok()) ++result_.counts.failed[measure::status_name(r.measurement.status)];
-    if (!remeasure) {
+    if (source != Source::Remeasure) {
+      ++searched_;
       if (r.usable() && (!best_ || better(r, *best_))) best_ = r;
       measured_.push_back(r);
       result_.best_so_far_ns.push_back(best_ ? best_->time_ns() : 0);
     }
-    if (options_.progress) options_.progress(result_.counts.measured, options_.budget);
+    if (options_.progress) options_.progress(result_.counts.measured + result_.counts.reused, options_.budget);
   }
 
   // The best usable record, never slower than the default. On a noisy backend the
   // finalists and the default are re-measured interleaved, and the winner is chosen
   // from that under one machine state.
-  void choose_winner(const TuningRecord& baseline) {
+  void choose_winner(const TuningRecord& baseline, bool confirm_finalists) {
     const bool noisy = !baseline.measurement.simulated;
     const bool with_default = baseline.usable();
     if (!with_default && !best_)
       fail(ErrorCategory::Infeasible, "tune: the default config of " + baseline.workload.key() + " does not fit " +
                                           result_.target_name + " (" + baseline.measurement.error +
                                           "), and no feasible candidate was measured");
-    if (noisy && !result_.stopped && best_ && best_->config != baseline.config) {
+    if (noisy && confirm_finalists && !result_.stopped && best_ && best_->config != baseline.config) {
       std::vector<TileConfig> finalists;
       if (with_default) finalists.push_back(baseline.config);
       for (const TuningRecord& r : top_records(options_.finalists))
@@ -311,8 +349,8 @@ class TuningJob {
   CostModel model_;
   Clock::time_point start_;
   TuneResult result_;
-  int64_t searched_ = 0;                // measurements against the budget
-  std::vector<TuningRecord> measured_;  // this job's search measurements, in order
+  int64_t searched_ = 0;                // measurements against the budget, remembered ones included
+  std::vector<TuningRecord> measured_;  // this job's search records, remembered ones first, in order
   std::optional<TuningRecord> best_;
   std::optional<TuningRecord> baseline_;
   std::unique_ptr<Strategy> strategy_;
@@ -354,6 +392,7 @@ json TuneResult::to_json() const {
                {{"total", counts.total},
                 {"feasible", counts.feasible},
                 {"measured", counts.measured},
+                {"reused", counts.reused},
                 {"failed", counts.failed_total()},
                 {"failed_by_status", counts.failed}}},
               {"best_so_far_ns", best_so_far_ns},

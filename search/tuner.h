@@ -6,8 +6,13 @@
 //        ▲                                          │
 //        └──────────── strategy.observe ◄───────────┘       until converged / budget / time / stop
 //
-// The op's default config (what a PyPTO user hand-picks today) is always measured; the
-// winner is never slower than it. On a noisy backend the finalists are re-measured
+// The store is the search's memory: the fresh records it already holds for the
+// workload's key (same target fingerprint, backend and versions) are taken as measured
+// — the strategy is told them, they count against the budget, and none is measured
+// again — so a rerun of a tuned workload measures nothing new unless told to retune.
+//
+// The op's default config (what a PyPTO user hand-picks today) is always measured (or
+// remembered); the winner is never slower than it. On a noisy backend the finalists are re-measured
 // interleaved and the winner chosen from that, with its spread. Every measurement is
 // committed to the store on its own as it arrives, and the stop flag and the time
 // limit are checked after each, so a stopped job finishes the measurement in flight and
@@ -61,12 +66,17 @@ struct TuneOptions {
   // the target's datasheet defaults. The caller looks them up (cost_model/ owns where
   // calibrations live).
   std::optional<Coefficients> coefficients;
+  // Measure again what the store already holds fresh records of (a tune() only; a
+  // TuningSession is handed its records): for a backend or host that changed under the
+  // same fingerprint, or to see the spread of a noisy one.
+  bool retune = false;
 };
 
 struct TuneCounts {
   uint64_t total = 0;          // candidates in the space (the product of its axes)
   uint64_t feasible = 0;       // distinct feasible candidates seen by the space
-  int64_t measured = 0;        // runner results, the default's and re-measurements included
+  int64_t measured = 0;        // runner results of this job, the default's and re-measurements included
+  int64_t reused = 0;          // records of earlier jobs taken instead of measuring (the store's, a session's prior)
   std::map<std::string, int64_t> failed;  // status name -> count
   int64_t failed_total() const;
 };
@@ -91,11 +101,12 @@ struct TuneResult {
   // The CLI's --json: workload, target, backend, strategy, best {config, measured_ns,
   // predicted_ns}, default {config, feasible, measured_ns | why}, speedup_vs_default
   // (null without a default), candidates
-  // {total, feasible, measured, failed}, elapsed_s, db.
+  // {total, feasible, measured, reused, failed}, elapsed_s, db.
   nlohmann::json to_json() const;
 };
 
-// Tunes `w` on `target` with `runner`, committing every measurement to `store`.
+// Tunes `w` on `target` with `runner`, committing every measurement to `store`, from
+// the fresh records `store` already holds for its key (unless options.retune).
 // (search/tuning_session.h runs the same job a round at a time.)
 // Throws a Usage Error for a bad option or workload before any measurement, an
 // Infeasible Error when neither the default nor any candidate fits the target, and an

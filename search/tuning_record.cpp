@@ -53,7 +53,10 @@ Versions versions_from_json(const json& j) {
 
 }  // namespace
 
-Versions Versions::current() { return {kCompilerVersion, kCostModelVersion}; }
+const Versions& Versions::current() {
+  static const Versions now{kCompilerVersion, kCostModelVersion};
+  return now;
+}
 
 RecordKey TuningRecord::key() const { return {workload.key(), target_fingerprint, backend}; }
 
@@ -97,10 +100,16 @@ TuningRecord TuningRecord::from_json(const json& j) {
   return r;
 }
 
+RankFields rank_fields(const TuningRecord& r, const Versions& now) {
+  return {r.usable(),          r.fresh(now),   r.time_ns(),          r.measurement.timestamp,
+          r.measurement.host, r.strategy,     r.versions.compiler, r.versions.cost_model};
+}
+
 bool better(const TuningRecord& a, const TuningRecord& b) {
-  if (a.usable() != b.usable()) return a.usable();
-  if (a.usable() && a.time_ns() != b.time_ns()) return a.time_ns() < b.time_ns();
-  return a.config.to_string() < b.config.to_string();
+  const Versions& now = Versions::current();
+  return ranks_before(rank_fields(a, now), rank_fields(b, now), [&] {
+    return a.config.to_string() <=> b.config.to_string();
+  });
 }
 
 }  // namespace pto::search

@@ -5,12 +5,16 @@
 // becomes a record, failures included; a failed record never wins.
 //
 // RecordKey is what "the best config for this" means: (workload key, target
-// fingerprint, backend). Records of other versions share the key: the store answers
-// with them and the caller decides (stale()).
+// fingerprint, backend). Records of other versions share the key; the one ranking of
+// records (better() below) puts them after every fresh one, and the caller sees them
+// for what they are (fresh(), stale_reason()).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -34,7 +38,7 @@ struct Versions {
   std::string compiler;
   std::string cost_model;
   bool operator==(const Versions&) const = default;
-  static Versions current();  // core/version.h and cost_model's version
+  static const Versions& current();  // core/version.h and cost_model's version
 };
 
 struct TuningRecord {
@@ -50,6 +54,9 @@ struct TuningRecord {
   RecordKey key() const;
   // OK with a positive median time: the only records that may win.
   bool usable() const;
+  // Made under `now`'s compiler and cost-model versions: a record that describes
+  // today's code.
+  bool fresh(const Versions& now = Versions::current()) const { return versions == now; }
   // Why this record does not describe today's code, or empty when it does:
   // "made by compiler 0.1.0 (now 0.2.0)".
   std::string stale_reason(const Versions& now = Versions::current()) const;
@@ -60,8 +67,37 @@ struct TuningRecord {
   static TuningRecord from_json(const nlohmann::json& j);
 };
 
-// Orders usable records before unusable ones, then by measured time, then by config
-// text, so that "best" is one deterministic answer whatever the insertion order.
+// What the ranking of records reads of one, so that db/ can rank rows of the database
+// without building records from them; the views point into the record or row.
+struct RankFields {
+  bool usable = false;
+  bool fresh = false;
+  double time_ns = 0;
+  int64_t timestamp = 0;
+  std::string_view host, strategy, compiler, cost_model;
+};
+
+RankFields rank_fields(const TuningRecord& r, const Versions& now = Versions::current());
+
+// The one ranking of records, which best(), top_k(), the JIT lookup, merge, export and
+// batch resume all answer by: usable records before unusable ones, then fresh before
+// stale (a stale record, however fast, describes code that is gone), then by measured
+// time, then by config text, then by the rest of the record, so that "best" is one
+// answer whatever the order records were stored in or databases merged.
+// `config_order` three-way compares the two configs' canonical text; it is called only
+// when everything before it ties, so that a caller holding config ids reads the texts
+// only then.
+template <typename ConfigOrder>
+bool ranks_before(const RankFields& a, const RankFields& b, ConfigOrder&& config_order) {
+  if (a.usable != b.usable) return a.usable;
+  if (a.fresh != b.fresh) return a.fresh;
+  if (a.usable && a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
+  if (const std::weak_ordering c = config_order(); c != 0) return c < 0;
+  return std::tie(a.timestamp, a.host, a.strategy, a.compiler, a.cost_model) <
+         std::tie(b.timestamp, b.host, b.strategy, b.compiler, b.cost_model);
+}
+
+// ranks_before() on two records, as of today's versions.
 bool better(const TuningRecord& a, const TuningRecord& b);
 
 }  // namespace pto::search

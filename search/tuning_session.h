@@ -8,8 +8,10 @@
 // A session keeps its strategy between rounds, so a round goes on where the last one
 // stopped and never measures a candidate twice. It can also start from the records of
 // an earlier session of the same workload (a killed batch run, or a session the batch
-// let go to bound its memory): they count as measured, the default among them is not
-// measured again, and the strategy is told all of them before it proposes anything.
+// let go to bound its memory): they count as searched (measured() includes them; the
+// result's counts call them reused), the default among them is not measured again, and
+// the strategy is told all of them before it proposes anything. tune() starts the same
+// way from the store's records of the key.
 #pragma once
 
 #include <cstdint>

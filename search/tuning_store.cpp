@@ -9,21 +9,30 @@ void MemoryStore::commit(std::span<const TuningRecord> records) {
   records_.insert(records_.end(), records.begin(), records.end());
 }
 
-std::optional<TuningRecord> MemoryStore::best(const RecordKey& key) {
+std::vector<TuningRecord> TuningStore::top_k(const RecordKey& key, size_t k) {
+  std::vector<TuningRecord> matching = records_of(key);
+  std::erase_if(matching, [](const TuningRecord& r) { return !r.usable(); });
+  std::stable_sort(matching.begin(), matching.end(), better);
+  if (matching.size() > k) matching.resize(k);
+  return matching;
+}
+
+std::optional<TuningRecord> TuningStore::best(const RecordKey& key) {
   std::vector<TuningRecord> top = top_k(key, 1);
   if (top.empty()) return std::nullopt;
   return std::move(top.front());
 }
 
-std::vector<TuningRecord> MemoryStore::top_k(const RecordKey& key, size_t k) {
+bool is_tuned(TuningStore& store, const RecordKey& key) {
+  const std::optional<TuningRecord> best = store.best(key);
+  return best && best->fresh();
+}
+
+std::vector<TuningRecord> MemoryStore::records_of(const RecordKey& key) {
+  std::lock_guard lock(mutex_);
   std::vector<TuningRecord> matching;
-  {
-    std::lock_guard lock(mutex_);
-    for (const TuningRecord& r : records_)
-      if (r.usable() && r.key() == key) matching.push_back(r);
-  }
-  std::stable_sort(matching.begin(), matching.end(), better);
-  if (matching.size() > k) matching.resize(k);
+  for (const TuningRecord& r : records_)
+    if (r.key() == key) matching.push_back(r);
   return matching;
 }
 

@@ -4,8 +4,11 @@
 // implements it in memory for tests and for tuning without a database.
 //
 // Every measurement is committed, failures included. best() and top_k() consider only
-// usable records (TuningRecord::usable), ordered by search::better, of any version: a
-// caller that must not serve an old record checks stale_reason().
+// usable records (TuningRecord::usable), in the one ranking of records (search::better):
+// a fresh record before any stale one, so a stale best means the key has no fresh
+// usable record; a caller that must not serve an old record checks fresh().
+// records_of() is the search's memory: what was measured for a key before, which the
+// tuner takes instead of measuring it again.
 #pragma once
 
 #include <cstddef>
@@ -24,19 +27,28 @@ class TuningStore {
   virtual ~TuningStore() = default;
   // Stores the records atomically: all of them or none (Db Error).
   virtual void commit(std::span<const TuningRecord> records) = 0;
-  virtual std::optional<TuningRecord> best(const RecordKey& key) = 0;
-  // The k best usable records of the key, best first.
-  virtual std::vector<TuningRecord> top_k(const RecordKey& key, size_t k) = 0;
+  // Every record of the key, failures and other versions included, in the order stored.
+  virtual std::vector<TuningRecord> records_of(const RecordKey& key) = 0;
   // Where the records go, for people ("~/.cache/pto-tune/tune.db", "memory").
   virtual std::string location() const = 0;
+
+  // The k best usable records of the key, best first; best() is the first of them.
+  // Both rank records_of(key) here, so that every store answers in the one ranking.
+  std::vector<TuningRecord> top_k(const RecordKey& key, size_t k);
+  std::optional<TuningRecord> best(const RecordKey& key);
 };
+
+// Whether the key is tuned for today's code: its best record is fresh. best() ranks
+// fresh records first, so a stale best means there is no fresh usable record, and a
+// stale record, however fast, never makes a key count as tuned (batch resume skips
+// only tuned keys).
+bool is_tuned(TuningStore& store, const RecordKey& key);
 
 // Thread-safe, in memory.
 class MemoryStore : public TuningStore {
  public:
   void commit(std::span<const TuningRecord> records) override;
-  std::optional<TuningRecord> best(const RecordKey& key) override;
-  std::vector<TuningRecord> top_k(const RecordKey& key, size_t k) override;
+  std::vector<TuningRecord> records_of(const RecordKey& key) override;
   std::string location() const override { return "memory"; }
   std::vector<TuningRecord> all() const;  // in commit order
 

@@ -121,17 +121,21 @@ def run(op: str, shapes: Any, config: Any, dtype: str = "fp16", target: str = "a
 def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
          backend: str | None = None, strategy: str = "auto", budget: int | None = None,
          time_limit: float | None = None, seed: int = 1, db: str | None = None,
-         attrs: dict[str, int] | None = None, expr: str | None = None) -> Result:
+         attrs: dict[str, int] | None = None, expr: str | None = None, retune: bool = False) -> Result:
     """Tunes one workload and stores every measurement in the database.
 
     db: the database file (default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).
     expr: the elementwise op's expression, as --expr spells it ("mul(add(a,b),2.0)").
     budget: measurements, the default config's included (None: the strategy decides).
+    What the database already holds for the workload (same target, backend and
+    versions) is taken as measured and counts against the budget, so a second call
+    measures nothing new; retune=True measures it again.
     The GIL is released while it measures; Ctrl-C stops it after the measurement in
     flight (what was measured is kept) and raises KeyboardInterrupt. lookup() sees the
     result at once.
     """
-    return Result(_tune(op, shapes, dtype, target, backend, strategy, budget, time_limit, seed, db, attrs, expr))
+    return Result(_tune(op, shapes, dtype, target, backend, strategy, budget, time_limit, seed, db, attrs, expr,
+                        retune))
 
 
 class Database(_Database):

@@ -86,7 +86,8 @@ def run(op: str, shapes: Shapes, config: Config | Mapping[str, Any] | str, dtype
 def tune(op: str, shapes: Shapes, dtype: str = "fp16", target: str = "ascend910b1",
          backend: str | None = None, strategy: str = "auto", budget: int | None = None,
          time_limit: float | None = None, seed: int = 1, db: str | None = None,
-         attrs: Mapping[str, int] | None = None, expr: str | None = None) -> dict[str, Any]: ...
+         attrs: Mapping[str, int] | None = None, expr: str | None = None,
+         retune: bool = False) -> dict[str, Any]: ...
 
 class Database:
     def __init__(self, path: str | None = None) -> None: ...

@@ -37,7 +37,7 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
                 const std::string& target_name, const std::optional<std::string>& backend,
                 const std::string& strategy, const std::optional<int64_t>& budget,
                 const std::optional<double>& time_limit_s, uint64_t seed, const std::optional<std::string>& db,
-                const py::object& attrs, const std::optional<std::string>& expr) {
+                const py::object& attrs, const std::optional<std::string>& expr, bool retune) {
   const Workload w = workload_from(op, shapes, dtype, attrs, expr);
   const Target& target = target_named(target_name);
   if (budget && *budget < 1) usage_error("budget: expected a positive number of measurements, got " +
@@ -47,6 +47,7 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
   options.budget = budget.value_or(0);
   options.time_limit_s = time_limit_s.value_or(0);
   options.seed = seed;
+  options.retune = retune;
   InterruptWatch watch;
   options.stop = &watch.stop;
   options.progress = [&watch](int64_t, int64_t) { watch.poll(); };
@@ -71,7 +72,7 @@ void bind_tune(py::module_& m) {
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("strategy") = "auto",
         py::arg("budget") = py::none(), py::arg("time_limit") = py::none(), py::arg("seed") = 1,
         py::arg("db") = py::none(), py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
-        "Tunes one workload into the database; the result as a dict (the CLI's --json).");
+        py::arg("retune") = false, "Tunes one workload into the database; the result as a dict (the CLI's --json).");
 }
 
 }  // namespace pto::python

@@ -105,6 +105,25 @@ TEST(BatchCli, ASecondRunSkipsWhatTheFirstTunedAndRetuneForcesIt) {
   EXPECT_EQ(count(batch_json(args + " --retune"), "tuned"), 10);
 }
 
+// The review's case: a record of an older compiler, twice as fast as anything today's
+// finds, imported beside a tuned workload, made every rerun tune it again.
+TEST(BatchCli, AStaleRecordNeverDecidesWhetherAWorkloadIsTuned) {
+  const TempDir dir("batch_stale");
+  const std::string file = dir.write("b.txt", "matmul 64,64,64 fp16\n");
+  const auto args = [&](const std::string& db) {
+    return quoted(file) + " --target " + kTarget + " --backend model --budget 4 --db " + quoted(dir.str() + "/" + db);
+  };
+  ASSERT_EQ(count(batch_json(args("fresh.db")), "tuned"), 1);
+  search::TuningRecord stale = db::TuningDb::open(dir.str() + "/fresh.db")->best_records().at(0);
+  stale.versions.compiler = "0.0.1";
+  stale.measurement.stats.median_ns /= 2;
+  for (const std::string db : {"fresh.db", "stale.db"}) db::TuningDb::open(dir.str() + "/" + db)->commit(std::vector{stale});
+
+  EXPECT_EQ(count(batch_json(args("fresh.db")), "skipped"), 1) << "the stale record made a tuned workload untuned";
+  EXPECT_EQ(count(batch_json(args("stale.db")), "tuned"), 1) << "a workload only a stale record tuned was skipped";
+  EXPECT_EQ(count(batch_json(args("stale.db")), "skipped"), 1);
+}
+
 // Starts `pto-tune batch ARGS --json` as a child with stdout into `out`; returns its pid.
 pid_t start_batch(const std::string& args, const std::string& out) {
   const pid_t pid = ::fork();

@@ -36,7 +36,7 @@ class ReportTest : public ::testing::Test {
     db_ = (dir_->path() / "tune.db").string();
     const std::vector<std::string> runs = {
         "--op matmul --shapes 256,256,256 --backend model --strategy random --budget 24",
-        "--op matmul --shapes 256,256,256 --backend model --strategy topk --budget 24",
+        "--op matmul --shapes 256,256,256 --backend model --strategy topk --budget 24 --retune",  // its own search
         "--op matmul --shapes 300,200,500 --backend sim --strategy evolve --budget 16",
         "--op softmax --shapes 64,1000 --backend sim --strategy random --budget 12",
     };

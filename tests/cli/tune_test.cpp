@@ -3,7 +3,8 @@
 // end to end into a temporary database that then holds the winner; --json carries the
 // fields the issue names, consistent with each other and with the database; Ctrl-C in
 // the middle of a cpu tuning keeps what was measured; the report says whether the
-// model's predictions are calibrated. Hermetic: PTO_TUNE_HOME is a
+// model's predictions are calibrated; a rerun takes what the database holds and
+// measures nothing new, --retune measures again. Hermetic: PTO_TUNE_HOME is a
 // temporary folder and every database is given with --db.
 #include <fcntl.h>
 #include <signal.h>
@@ -164,6 +165,26 @@ TEST_F(Tune, TheBareFormIsTune) {
   EXPECT_EQ(bare["workload"], named["workload"]);
   const Result help = pto_tune("--help");
   EXPECT_NE(help.out.find("tune"), std::string::npos);
+}
+
+TEST_F(Tune, ARerunMeasuresNothingNewUnlessRetune) {
+  const Target t = load_target("ascend910b1");
+  const std::string args = "tune --op matmul --shapes 128,256,128 --target ascend910b1 --backend sim --db " + db_path();
+  const json first = tune_json(args + " --json");
+  const auto stored = db::TuningDb::open(db_path(), db::OpenMode::ReadOnly)->records().size();
+  const json again = tune_json(args + " --json");
+  EXPECT_EQ(again["candidates"]["measured"], 0);
+  EXPECT_EQ(again["candidates"]["reused"], first["candidates"]["measured"]);
+  EXPECT_EQ(again["best"]["config"], first["best"]["config"]);
+  EXPECT_EQ(db::TuningDb::open(db_path(), db::OpenMode::ReadOnly)->records().size(), stored);
+  const Result text = pto_tune(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(" 0 measured, " + std::to_string(stored) + " from the database"), std::string::npos) << text.out;
+
+  const json retuned = tune_json(args + " --retune --json");
+  EXPECT_EQ(retuned["candidates"]["reused"], 0);
+  EXPECT_EQ(retuned["candidates"]["measured"], first["candidates"]["measured"]);
+  expect_stored(retuned, db_path(), t);
 }
 
 // Starts `pto-tune ARGS` with stdout into `out`; returns its pid.

@@ -1,12 +1,17 @@
 // TuningDb: the store against a brute-force reference (failures never best), the
 // schema version and its migrations, concurrent writers in two processes, a writer
 // killed mid-transaction, bad files reported and left byte-identical, export/import
-// and merge (best per key, idempotent, order-independent, fresh before stale).
+// and merge (best per key, idempotent, order-independent, fresh before stale); and the
+// one ranking of records: best(), top_k(), best_records(), the lookup's best_configs(),
+// merge and batch resume's is_tuned() agree on random databases with stale records, and
+// a stale record never beats a fresh one nor counts as tuned, however fast.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -449,6 +454,94 @@ TEST(TuningDb, MergeNeverLetsAStaleRecordDisplaceAFreshOne) {
     EXPECT_EQ(best[0].config, fresh_slow.config);
     EXPECT_EQ(best[0].stale_reason(), "");
     EXPECT_EQ(best[1].stale_reason(), "made by cost model 0.0.1 (now " + std::string(search::Versions::current().cost_model) + ")");
+  }
+}
+
+// The database and the in-memory store, each holding `records`.
+std::vector<std::unique_ptr<search::TuningStore>> both_stores(const std::string& path,
+                                                              const std::vector<TuningRecord>& records) {
+  std::vector<std::unique_ptr<search::TuningStore>> stores;
+  stores.push_back(TuningDb::open(path));
+  stores.push_back(std::make_unique<search::MemoryStore>());
+  for (const auto& store : stores) store->commit(records);
+  return stores;
+}
+
+TEST(TuningDb, AStaleRecordNeverBeatsAFreshOneNorCountsAsTuned) {
+  const TempDir dir("db_stale_best");
+  TuningRecord stale_fast = make_record("matmul|256,256,256|fp16", R"({"vec":[16,128]})", 100);
+  stale_fast.versions.compiler = "0.0.1";
+  const TuningRecord fresh_slow = make_record("matmul|256,256,256|fp16", R"({"vec":[8,128]})", 900);
+  const RecordKey key = fresh_slow.key();
+  for (const auto& store : both_stores(dir.str() + "/stale.db", {stale_fast})) {
+    SCOPED_TRACE(store->location());
+    ASSERT_TRUE(store->best(key));
+    EXPECT_FALSE(store->best(key)->fresh()) << "a stale record is still the key's best when it is all there is";
+    EXPECT_FALSE(search::is_tuned(*store, key)) << "batch resume would skip a workload only a stale record tuned";
+    store->commit(std::vector{fresh_slow});
+    EXPECT_EQ(store->best(key)->config, fresh_slow.config) << "the faster stale record won";
+    EXPECT_EQ(store->top_k(key, 2).back().config, stale_fast.config);
+    EXPECT_TRUE(search::is_tuned(*store, key));
+  }
+}
+
+// best() of the database and of memory, best_records(), best_configs() (the JIT
+// lookup), merge and is_tuned() (batch resume) on random record sets with stale ones
+// among them: each is the first record of its key in search::better's ranking, found
+// here by brute force.
+TEST(TuningDb, BestLookupMergeAndResumeAgreeOnOneRanking) {
+  const TempDir dir("db_one_ranking");
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    std::vector<TuningRecord> all = random_records(rng, 20 + rng() % 60);
+    for (TuningRecord& r : all) {
+      if (rng() % 3 == 0) (rng() % 2 ? r.versions.compiler : r.versions.cost_model) = "0.0." + std::to_string(rng() % 3);
+    }
+    const std::string prefix = dir.str() + "/s" + std::to_string(seed);
+    std::vector<std::string> shards;
+    for (size_t i = 0; i < 3; ++i) {
+      shards.push_back(prefix + "_shard" + std::to_string(i) + ".db");
+      std::vector<TuningRecord> part;
+      for (size_t j = i; j < all.size(); j += 3) part.push_back(all[j]);
+      TuningDb::open(shards.back())->commit(part);
+    }
+    TuningDb::merge(shards, prefix + "_merged.db");
+    auto merged = TuningDb::open(prefix + "_merged.db");
+    auto db = TuningDb::open(prefix + ".db");
+    db->commit(all);
+    search::MemoryStore memory;
+    memory.commit(all);
+
+    std::map<RecordKey, TuningRecord> listed;
+    for (TuningRecord& r : db->best_records()) listed.emplace(r.key(), std::move(r));
+    std::map<RecordKey, BestConfigs::Entry> served;
+    const BestConfigs configs = db->best_configs();
+    for (const BestConfigs::Entry& e : configs.entries)
+      served.emplace(RecordKey{configs.workload_keys[e.workload], configs.targets[e.target].fingerprint, e.backend}, e);
+    for (const RecordKey& key : keys_of(all)) {
+      SCOPED_TRACE(key.workload + " " + key.target_fingerprint + " " + key.backend);
+      const std::vector<TuningRecord> want = testing::brute_force_top_k(all, key, 1);
+      const bool fresh_usable = std::any_of(all.begin(), all.end(), [&](const TuningRecord& r) {
+        return r.key() == key && r.usable() && r.fresh();
+      });
+      EXPECT_EQ(search::is_tuned(*db, key), fresh_usable);
+      EXPECT_EQ(search::is_tuned(memory, key), fresh_usable);
+      EXPECT_EQ(search::is_tuned(*merged, key), fresh_usable);
+      if (want.empty()) {
+        EXPECT_FALSE(db->best(key) || memory.best(key) || merged->best(key) || listed.contains(key) || served.contains(key));
+        continue;
+      }
+      const std::string expected = want[0].to_json().dump();
+      EXPECT_EQ(db->best(key)->to_json().dump(), expected);
+      EXPECT_EQ(memory.best(key)->to_json().dump(), expected);
+      EXPECT_EQ(merged->best(key)->to_json().dump(), expected);
+      ASSERT_TRUE(listed.contains(key));
+      EXPECT_EQ(listed.at(key).to_json().dump(), expected);
+      ASSERT_TRUE(served.contains(key));
+      EXPECT_EQ(configs.configs[served.at(key).config], want[0].config);
+      EXPECT_EQ(served.at(key).versions, want[0].versions);
+    }
   }
 }
 

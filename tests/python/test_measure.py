@@ -1,5 +1,6 @@
 """run() and tune() from Python: each backend, the CLI's JSON fields in the result,
-tune -> lookup round trips through a temporary database, and a cpu tune whose
+tune -> lookup round trips through a temporary database, a second tune that measures
+nothing new (retune=True measures again), and a cpu tune whose
 candidates run in the spawned pto-tune-worker."""
 
 import threading
@@ -40,6 +41,17 @@ def test_tune_then_lookup_is_an_exact_hit(db, backend):
     assert cfg.source == "exact"
     assert not cfg.stale
     assert cfg == result.config
+
+
+def test_a_second_tune_takes_what_the_database_holds_and_retune_measures_again(db):
+    first = pto_tune.tune("softmax", [64, 256], backend="model", budget=6, db=db)
+    again = pto_tune.tune("softmax", [64, 256], backend="model", budget=6, db=db)
+    assert again.candidates["measured"] == 0
+    assert again.candidates["reused"] == first.candidates["measured"]
+    assert again.config == first.config
+    retuned = pto_tune.tune("softmax", [64, 256], backend="model", budget=6, db=db, retune=True)
+    assert retuned.candidates["reused"] == 0
+    assert retuned.candidates["measured"] == first.candidates["measured"]
 
 
 def stored_best(db, op, shape, **kwargs):

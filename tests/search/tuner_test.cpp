@@ -2,8 +2,10 @@
 // default is always measured and the winner is never slower than it; failures are
 // recorded with their status and never win; every measurement is committed; budget,
 // time limit and stop flag are respected; on a noisy backend the winner comes from the
-// interleaved re-measurement; bad options are usage errors before any measurement; and
-// topk and evolve find the exhaustive winner on small spaces.
+// interleaved re-measurement; bad options are usage errors before any measurement;
+// topk and evolve find the exhaustive winner on small spaces; and the store is the
+// search's memory: a rerun measures nothing new and finds the same best, a larger
+// budget measures only what is new, retune measures again, stale records are not taken.
 #include "search/tuner.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include "measure/stats.h"
 #include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
+#include "tests/search/config_sets.h"
 
 namespace pto::search {
 namespace {
@@ -26,6 +29,8 @@ namespace {
 using measure::Measurement;
 using measure::Status;
 using pto::testing::npu;
+using pto::testing::configs_of;
+using pto::testing::no_duplicates;
 
 const std::vector<std::string>& small_workloads() {
   static const std::vector<std::string> keys = {
@@ -392,6 +397,96 @@ TEST(Tune, TopkAndEvolveFindTheExhaustiveWinner) {
       }
     }
   }
+}
+
+TEST(Tune, ARerunMeasuresNothingNewAndFindsTheSameBestUnlessToldToRetune) {
+  for (const std::string& key : small_workloads()) {
+    for (const auto& [strategy, budget] : std::vector<std::pair<std::string, int64_t>>{
+             {"auto", 0}, {"topk", 0}, {"evolve", 0}, {"exhaustive", 0}, {"random", 12}}) {
+      SCOPED_TRACE(key + " " + strategy);
+      const Workload w = Workload::parse_key(key);
+      FakeRunner runner(measure::make_runner("model", npu()), every_third);
+      MemoryStore store;
+      TuneOptions o;
+      o.strategy = strategy;
+      o.budget = budget;
+      o.seed = 7;
+      const TuneResult first = tune(w, npu(), runner, store, o);
+      EXPECT_EQ(first.counts.reused, 0);
+      const size_t stored = store.all().size();
+
+      const TuneResult again = tune(w, npu(), runner, store, o);
+      EXPECT_EQ(again.counts.measured, 0) << "a rerun measured something new";
+      EXPECT_EQ(again.counts.reused, first.counts.measured);
+      EXPECT_EQ(store.all().size(), stored);
+      EXPECT_EQ(again.best.config, first.best.config);
+      EXPECT_DOUBLE_EQ(again.best.time_ns(), first.best.time_ns());
+      EXPECT_EQ(again.baseline.config, first.baseline.config);
+      EXPECT_EQ(again.counts.failed_total(), first.counts.failed_total()) << "remembered failures are counted";
+
+      o.retune = true;
+      const TuneResult retuned = tune(w, npu(), runner, store, o);
+      EXPECT_EQ(retuned.counts.reused, 0);
+      EXPECT_EQ(retuned.counts.measured, first.counts.measured) << "retune runs the first search again";
+      EXPECT_EQ(store.all().size(), 2 * stored);
+    }
+  }
+}
+
+TEST(Tune, ALargerBudgetMeasuresOnlyWhatIsNew) {
+  for (const std::string& key : small_workloads()) {
+    for (const std::string strategy : {"topk", "evolve", "random"}) {
+      SCOPED_TRACE(key + " " + strategy);
+      const Workload w = Workload::parse_key(key);
+      const auto runner = measure::make_runner("model", npu());
+      MemoryStore store;
+      TuneOptions o;
+      o.strategy = strategy;
+      o.budget = 6;
+      const TuneResult first = tune(w, npu(), *runner, store, o);
+      o.budget = 14;
+      const TuneResult more = tune(w, npu(), *runner, store, o);
+      EXPECT_EQ(more.counts.reused, first.counts.measured);
+      EXPECT_LE(more.counts.measured + more.counts.reused, 14) << "remembered records count against the budget";
+      EXPECT_EQ(static_cast<int64_t>(store.all().size()), first.counts.measured + more.counts.measured);
+      EXPECT_TRUE(no_duplicates(configs_of(store.all()))) << "a remembered config was measured again";
+      EXPECT_LE(more.best.time_ns(), first.best.time_ns());
+    }
+  }
+}
+
+TEST(Tune, ANoisyRerunReMeasuresNoFinalists) {
+  const Workload w = Workload::parse_key("matmul|64,128,96|fp16");
+  FakeRunner runner(measure::make_runner("model", npu()), never, /*noisy=*/true);
+  MemoryStore store;
+  TuneOptions o;
+  o.budget = 16;
+  const TuneResult first = tune(w, npu(), runner, store, o);
+  ASSERT_EQ(runner.interleaved_calls, 1) << "the first run re-measures its finalists";
+  const TuneResult again = tune(w, npu(), runner, store, o);
+  EXPECT_EQ(runner.interleaved_calls, 1);
+  EXPECT_EQ(again.counts.measured, 0);
+  EXPECT_EQ(again.best.config, first.best.config);
+  EXPECT_DOUBLE_EQ(again.best.time_ns(), first.best.time_ns()) << "the finalists' re-measurement is remembered";
+}
+
+TEST(Tune, StaleRecordsAreNotTakenAsMeasured) {
+  const Workload w = Workload::parse_key("softmax|64,512|fp16");
+  const auto runner = measure::make_runner("model", npu());
+  MemoryStore first;
+  TuneOptions o;
+  o.budget = 8;
+  const TuneResult r = tune(w, npu(), *runner, first, o);
+  MemoryStore store;
+  for (TuningRecord old : first.all()) {
+    old.versions.compiler = "0.0.1";
+    old.measurement.stats.median_ns /= 2;  // faster, and still not to be trusted
+    store.commit(std::span(&old, 1));
+  }
+  const TuneResult again = tune(w, npu(), *runner, store, o);
+  EXPECT_EQ(again.counts.reused, 0);
+  EXPECT_EQ(again.counts.measured, r.counts.measured);
+  EXPECT_DOUBLE_EQ(again.best.time_ns(), r.best.time_ns()) << "a stale record won";
 }
 
 }  // namespace

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <set>
 
 #include "core/op_library.h"
+#include "tests/search/config_sets.h"
 
 namespace pto::search {
 namespace {
+
+using pto::testing::configs_of;
+using pto::testing::no_duplicates;
 
 const Target& npu() {
   static const Target t = load_target("ascend910b1");
@@ -21,16 +24,6 @@ const Target& npu() {
 
 const std::vector<std::string> kWorkloads = {"matmul|64,128,96|fp16", "matmul|37,150,100|fp16",
                                              "softmax|64,512|fp16", "rmsnorm|33,700|fp16"};
-
-std::multiset<std::string> configs_of(const std::vector<TuningRecord>& records) {
-  std::multiset<std::string> out;
-  for (const TuningRecord& r : records) out.insert(r.config.to_string());
-  return out;
-}
-
-bool no_duplicates(const std::multiset<std::string>& configs) {
-  return std::set<std::string>(configs.begin(), configs.end()).size() == configs.size();
-}
 
 TuneOptions options(const std::string& strategy, uint64_t seed) {
   TuneOptions o;
