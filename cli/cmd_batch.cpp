@@ -584,7 +584,7 @@ int run_batch(const Args& args) {
     run_workers(worker_args, jobs, (*vm)["pin"].as<bool>(), interrupt, summary);
   } else {
     if (worker) {
-      const search::Shard w = search::parse_shard((*vm)["worker"].as<std::string>());
+      const search::Shard w = search::parse_shard((*vm)["worker"].as<std::string>(), "--worker");
       std::vector<Task> mine;
       for (size_t i = w.index; i < tasks.size(); i += w.count) mine.push_back(tasks[i]);
       tasks = std::move(mine);

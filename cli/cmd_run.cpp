@@ -149,6 +149,7 @@ int run_run(const Args& args) {
   const TensorGraph graph = build_graph(w);
   const TileConfig config = config_from(*vm, w, graph, target);
   if (vm->count("trace") && backend != "sim") usage_error("--trace needs --backend sim, got '" + backend + "'");
+  if (vm->count("trace-full") && !vm->count("trace")) usage_error("--trace-full is an option of --trace PATH");
 
   measure::RunnerOptions run_options;
   run_options.min_repetitions = repeats;

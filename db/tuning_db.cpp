@@ -250,6 +250,8 @@ class BestScan {
 }  // namespace
 
 std::string resolve_db_path(const std::optional<std::string>& flag) {
+  // SQLite's in-memory name would keep nothing past the process: not a tuning database.
+  if (flag == ":memory:") usage_error("--db: ':memory:' keeps nothing after the run; name a file");
   if (flag && !flag->empty()) return *flag;
   if (const char* env = std::getenv("PTO_TUNE_DB"); env && *env) return env;
   const char* home = std::getenv("HOME");

@@ -32,7 +32,7 @@ bool in_shard(const RecordKey& key, const Shard& shard) {
   return stable_hash(key.workload + '\n' + key.target_fingerprint + '\n' + key.backend) % shard.count == shard.index;
 }
 
-Shard parse_shard(const std::string& text) {
+Shard parse_shard(const std::string& text, const std::string& flag) {
   const size_t slash = text.find('/');
   uint64_t index = 0, count = 0;
   const auto number = [&](const std::string& part, uint64_t& out) {
@@ -40,8 +40,8 @@ Shard parse_shard(const std::string& text) {
     return !part.empty() && ec == std::errc() && p == part.data() + part.size();
   };
   if (slash == std::string::npos || !number(text.substr(0, slash), index) || !number(text.substr(slash + 1), count))
-    usage_error("--shard: expected I/N (e.g. 0/4), got '" + text + "'");
-  return checked(index, count, "--shard " + text);
+    usage_error(flag + ": expected I/N (e.g. 0/4), got '" + text + "'");
+  return checked(index, count, flag + " " + text);
 }
 
 std::optional<Shard> shard_from_env(std::optional<uint64_t> count) {

@@ -23,7 +23,7 @@ struct Shard {
 bool in_shard(const RecordKey& key, const Shard& shard);
 
 // "I/N" with 0 <= I < N; usage Error naming the text otherwise.
-Shard parse_shard(const std::string& text);
+Shard parse_shard(const std::string& text, const std::string& flag = "--shard");  // `flag` names it in errors
 
 // The shard the environment names: SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN
 // when set) of SLURM_ARRAY_TASK_COUNT, else Kubernetes' JOB_COMPLETION_INDEX of

@@ -64,6 +64,12 @@ TEST(Cli, UnknownCommandsAndOptionsAreUsageErrorsNamingThem) {
   expect_usage_error("run --op matmul --shapes 8,8,8 --repeats many", {"--repeats", "many"});
 }
 
+TEST(Cli, OptionsThatWouldDoNothingOrNameAnotherFlagAreUsageErrors) {
+  expect_usage_error("run --op matmul --shapes 64,64,64 --target ascend910b1 --trace-full", {"--trace-full", "--trace PATH"});
+  expect_usage_error("tune --op matmul --shapes 64,64,64 --db :memory:", {"--db", ":memory:", "keeps nothing"});
+  expect_usage_error("lookup --op matmul --shapes 64,64,64 --db :memory:", {"--db", ":memory:"});
+}
+
 TEST(Cli, BadWorkloadsTargetsAndConfigsNameTheBadValue) {
   const std::string matmul = "compile --op matmul --shapes 64,64,64 ";
   expect_usage_error("compile --op nosuchop --shapes 64,64", {"nosuchop", "matmul"});

@@ -67,6 +67,7 @@ TEST(Shard, ParseAndEnvironment) {
   EXPECT_EQ(parse_shard("2/5"), (Shard{2, 5}));
   for (const char* bad : {"5/5", "1", "a/2", "1/0", "-1/3", "1/2/3"})
     expect_error([&] { parse_shard(bad); }, ErrorCategory::Usage, {bad});
+  expect_error([] { parse_shard("3/2", "--worker"); }, ErrorCategory::Usage, {"--worker 3/2"});
   ::unsetenv("SLURM_ARRAY_TASK_ID");
   ::unsetenv("JOB_COMPLETION_INDEX");
   EXPECT_EQ(shard_from_env(std::nullopt), std::nullopt);
