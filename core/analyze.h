@@ -77,7 +77,8 @@ struct KernelSummary {
   // looping over KV blocks (loop_steps over all tasks; the longest task's), and the tiles
   // handed between the Cube and the vector units (through the L2 workspace, or direct),
   // by the side that moves them (0: the Cube unit, 1: the vector units) and pipe.
-  // attention_tiles: q_tile, kv_tile, splits, order, the matmuls' L0 m/k/n, v1/v2 rows.
+  // attention_tiles: q_tile, kv_tile, splits, order, the matmuls' L0 m/k/n, v1/v2 rows,
+  // the QK preload.
   int64_t mix_tasks = 0;
   int64_t loop_steps = 0;
   int64_t longest_task_steps = 0;

@@ -281,7 +281,7 @@ TileConfig row_hand_picked(const Workload& w) {
 // 128, TILE_S1 256) with each vector core owning half the rows in slices of 16.
 TileConfig flash_attention_hand_picked(const Workload&) {
   TileConfig t;
-  t.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq};
+  t.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq, std::nullopt};
   CubeTile c1 = cube_tile(128, 64, 128, 128);  // S = Q K^T: M the Q rows, K the head dim
   c1.nL1 = 256;                                 // N the KV block, in L0 sub-tiles of 128
   const CubeTile c2 = cube_tile(128, 128, 256, 128);  // O = P V: K the KV block, N the head dim

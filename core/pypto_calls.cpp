@@ -50,7 +50,9 @@ std::vector<int64_t> pypto_k(const CubeTile& c) {
 
 std::string pypto_nbuffer_note(const TileConfig& config) {
   const std::string depth = std::to_string(config.nbuffer_or_default());
-  if (config.attention) return "n-buffer depth " + depth + ": the kernel's QK preload depth, a kernel argument";
+  if (config.attention)
+    return "n-buffer depth " + depth + ", QK preload " + std::to_string(config.preload_or_default()) +
+           ": the kernel's L1/UB buffer depth and how many KV blocks its QK runs ahead of PV, kernel arguments";
   return "n-buffer depth " + depth +
          ": pto-tune only, PyPTO has no such setter (its compiler double-buffers by itself)";
 }
@@ -76,7 +78,7 @@ std::vector<std::string> pypto_calls(const TileConfig& config) {
   if (config.cube && config.cube->k_view > 0)
     lines.push_back("# K loop: one pypto.matmul per K view of " + std::to_string(config.cube->k_view) +
                     ", the fp32 partial sums added with pypto.add (--emit pypto writes it)");
-  if (config.nbuffer) lines.push_back("# " + pypto_nbuffer_note(config));
+  if (config.nbuffer || (config.attention && config.attention->preload)) lines.push_back("# " + pypto_nbuffer_note(config));
   if (config.l2_group) {
     const std::string m = std::to_string(config.l2_group->first), n = std::to_string(config.l2_group->second);
     lines.push_back("# L2 grouping " + m + "x" + n + ": pypto.loop over m_view = mL1*" + m + ", n_view = nL1*" + n +

@@ -168,7 +168,8 @@ std::vector<std::pair<std::string, std::string>> loop_fields(const TileConfig& c
           {"kv_tile", std::to_string(a.kv_tile)},
           {"kv_split", std::to_string(a.kv_split)},
           {"order", "\"" + std::string(task_order_name(a.order)) + "\""},
-          {"nbuffer", std::to_string(config.nbuffer_or_default())}};
+          {"nbuffer", std::to_string(config.nbuffer_or_default())},
+          {"preload", std::to_string(config.preload_or_default())}};
 }
 
 // The Tiles fields: the stage names of the config and of every bucket's, in kernel
@@ -190,7 +191,8 @@ std::string tiles_class(const Workload& w, const TileConfig& config, const std::
   std::string out = "\n@dataclass(frozen=True)\nclass Tiles:\n    \"\"\"The tile sets of " + w.op +
                     ", one field per stage in kernel order (STAGES)";
   out += config.attention ? ", then the kernel loop's tiles:\n    non-tensor kernel arguments, part of PyPTO's JIT "
-                            "cache key; nbuffer is its QK preload depth.\"\"\"\n\n"
+                            "cache key; nbuffer is its L1 and UB buffer depth, preload how many KV blocks\n    its QK runs ahead of "
+                            "PV (the Cube-vector FIFOs hold preload + 1).\"\"\"\n\n"
                           : ".\"\"\"\n\n";
   for (const std::string& name : stages) out += "    " + name + ": StageTiles\n";
   for (const auto& [name, value] : loop_fields(config)) out += "    " + name + ": " + (name == "order" ? "str" : "int") + "\n";

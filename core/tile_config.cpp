@@ -102,7 +102,7 @@ constexpr std::array kTaskOrders = {TaskOrder::Bhq, TaskOrder::Qbh, TaskOrder::H
 
 AttentionTiles attention_from_json(const json& j) {
   jr::object(j, "attention");
-  jr::reject_unknown_keys(j, "attention", {"q_tile", "kv_tile", "kv_split", "order"});
+  jr::reject_unknown_keys(j, "attention", {"q_tile", "kv_tile", "kv_split", "order", "preload"});
   for (const char* key : {"q_tile", "kv_tile"})
     if (!j.contains(key)) usage_error(std::string("attention.") + key + ": missing (the loop needs q_tile and kv_tile)");
   AttentionTiles a;
@@ -110,11 +110,17 @@ AttentionTiles attention_from_json(const json& j) {
   a.kv_tile = jr::positive_integer(j.at("kv_tile"), "attention.kv_tile");
   if (j.contains("kv_split")) a.kv_split = jr::positive_integer(j.at("kv_split"), "attention.kv_split");
   if (j.contains("order")) a.order = enum_from_json(j.at("order"), "attention.order", kTaskOrders, task_order_name);
+  if (j.contains("preload")) {
+    a.preload = static_cast<int>(jr::integer(j.at("preload"), "attention.preload", 0, kMaxAttentionPreload,
+                                             "an integer from 0 to " + std::to_string(kMaxAttentionPreload)));
+  }
   return a;
 }
 
 json attention_to_json(const AttentionTiles& a) {
-  return {{"q_tile", a.q_tile}, {"kv_tile", a.kv_tile}, {"kv_split", a.kv_split}, {"order", task_order_name(a.order)}};
+  json j = {{"q_tile", a.q_tile}, {"kv_tile", a.kv_tile}, {"kv_split", a.kv_split}, {"order", task_order_name(a.order)}};
+  if (a.preload) j["preload"] = *a.preload;
+  return j;
 }
 
 std::map<std::string, StageTiles> stages_from_json(const json& j) {

@@ -57,11 +57,16 @@ const char* task_order_name(TaskOrder o);
 
 // flash_attention's loop tiles: the Q rows a task owns, the KV columns per loop step,
 // how many tasks share one row block's KV range (FlashDecoding's split, combined by a
-// second kernel) and the dispatch order.
+// second kernel), the dispatch order, and how many KV blocks the Cube's QK runs ahead of
+// its PV (pto-isa flash_atten's qkPreloadNum, whose Cube-vector FIFOs hold preload + 1
+// blocks; absent: nbuffer - 1, the L1 ping-pong's own depth).
+// At most 7: a hand-off's slot is part of its flag's event number (8 per purpose).
+constexpr int kMaxAttentionPreload = 7;
 struct AttentionTiles {
   int64_t q_tile = 0, kv_tile = 0;
   int64_t kv_split = 1;
   TaskOrder order = TaskOrder::Bhq;
+  std::optional<int> preload;
   bool operator==(const AttentionTiles&) const = default;
 };
 
@@ -83,6 +88,10 @@ struct TileConfig {
   std::map<std::string, StageTiles> stages; // by stage name ("c1", "v1", ...)
 
   int nbuffer_or_default() const { return nbuffer.value_or(1); }
+  // flash_attention's QK preload: the config's, else one block fewer than the buffer depth.
+  int preload_or_default() const {
+    return attention && attention->preload ? *attention->preload : nbuffer_or_default() - 1;
+  }
   bool operator==(const TileConfig&) const = default;
 
   nlohmann::json to_json() const;

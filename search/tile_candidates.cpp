@@ -171,6 +171,9 @@ int64_t wave_balancing_split(int64_t tasks, int64_t clusters) {
 }
 }  // namespace
 
+// pto-isa flash_atten's qkPreloadNum (its README's default): QK four KV blocks ahead of PV.
+constexpr int kDeepPreload = 4;
+
 std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e, int clusters) {
   std::vector<int64_t> q_tiles, kv_tiles, splits = {1};
   for (int64_t q : {16, 32, 64, 96, 128, 192, 256})
@@ -192,7 +195,9 @@ std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e,
     for (int64_t kv : kv_tiles)
       for (int64_t sp : qs_splits)
         for (TaskOrder o : orders)
-          if (sp == 1 || sp < ceil_div(e.skv, kv)) out.push_back({q, kv, sp, o});
+          if (sp == 1 || sp < ceil_div(e.skv, kv))
+            for (std::optional<int> preload : {std::optional<int>{}, std::optional<int>{kDeepPreload}})
+              out.push_back({q, kv, sp, o, preload});
   }
   return out;
 }

@@ -71,7 +71,8 @@ std::optional<AttentionExtents> attention_extents(const TensorGraph& graph);
 // smaller), KV blocks of 64..1024 (powers of two, the PTO kernel's TILE_S1 range, and
 // the whole KV when shorter), a KV split (FlashDecoding) of 2..16 where the (head, Q
 // block) tasks would not fill the clusters twice, the smallest split that makes them
-// whole waves where they are not, and the dispatch orders.
+// whole waves where they are not, the dispatch orders, and the QK preload: nbuffer - 1
+// (absent) or pto-isa's kernel's four blocks ahead.
 std::vector<AttentionTiles> attention_tile_candidates(const AttentionExtents& e, int clusters);
 
 // Stage tiles (c1, v1, c2, v2): the matmuls' L0 sizes and the vector stages' slice rows,

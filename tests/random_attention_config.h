@@ -1,5 +1,6 @@
 // A random flash_attention config: the loop's blocks (often ragged against the shape),
-// the KV split and task order, each stage's tiles and the n-buffer depth, some rules
+// the KV split and task order, each stage's tiles, the n-buffer depth and the QK preload
+// (often its default, else one from none to the Cube-vector FIFOs' deepest), some rules
 // broken on purpose (v1 narrower than the KV block, v2 than the head dim), so that a
 // caller that keeps only feasible draws still sees the rules at work.
 #pragma once
@@ -40,6 +41,7 @@ TileConfig random_attention_config(Rng& rng, const Workload& w) {
   c.stages["v1"].vec = Shape{16 * pick_one(rng, {1, 2, 4}), a.kv_tile * pick_one(rng, {1, 1, 1, 2}) - pick_one(rng, {0, 0, 0, 8})};
   c.stages["v2"].vec = Shape{8 * pick_one(rng, {1, 2, 4}), w.shape[4] + pick_one(rng, {0, 0, 0, 16, -1})};
   c.nbuffer = static_cast<int>(pick_one(rng, {1, 2, 3}));
+  if (pick_one(rng, {0, 1})) c.attention->preload = static_cast<int>(pick_one(rng, {0, 1, 2, 4, kMaxAttentionPreload}));
   return c;
 }
 

@@ -67,6 +67,8 @@ class Tiler {
     a_.split_cores = t_.split_cores;
     a_.direct = t_.cv_direct || !t_.split_cores;
     a_.nbuffer = rc_.nbuffer.value_or(1);
+    a_.preload = given.preload.value_or(a_.nbuffer - 1);
+    a_.fifo = a_.preload + 1;
     const int64_t align = cube_align(s_.in);
     const CubeTile c1 = stage_cube(rc_, "c1"), c2 = stage_cube(rc_, "c2");
     a_.qk = {clamp_l0(c1.mL0, a_.q_tile, align), clamp_l0(c1.kL0, s_.dim, align), clamp_l0(c1.nL0, a_.kv_tile, align)};
@@ -106,15 +108,18 @@ class Tiler {
     }
   }
 
-  // The largest task's buffers: every pipelined one with nbuffer slots.
+  // The largest task's buffers: a unit's own pipelined ones with nbuffer slots, a block
+  // handed between the Cube and the vector units (S, P, O_j and the rescale alpha, which
+  // live from the softmax of block j to its PV and update, `preload` steps later) with
+  // fifo slots where it lands: in the workspace, or direct in the consumer's buffer.
   void lay_out() {
-    const int n = a_.nbuffer;
+    const int n = a_.nbuffer, f = a_.fifo, landing = a_.direct ? f : n;
     const int64_t rows = a_.q_tile, kv = a_.kv_tile, d = s_.dim;
     const DType in = s_.in;
     add("q.l1", MemLevel::L1, 0, in, {rows, d}, Layout::FractalA);
     add("k.l1", MemLevel::L1, 0, in, {d, kv}, Layout::FractalB, n);
     add("v.l1", MemLevel::L1, 0, in, {kv, d}, Layout::FractalB, n);
-    add("p.l1", MemLevel::L1, 0, in, {rows, kv}, Layout::FractalA, n);
+    add("p.l1", MemLevel::L1, 0, in, {rows, kv}, Layout::FractalA, landing);
     add("a.l0a", MemLevel::L0A, 0, in, {std::max(a_.qk.m, a_.pv.m), std::max(a_.qk.k, a_.pv.k)}, Layout::FractalA, n);
     add("b.l0b", MemLevel::L0B, 0, in, {std::max(a_.qk.k, a_.pv.k), std::max(a_.qk.n, a_.pv.n)}, Layout::FractalB, n);
     add("c.l0c", MemLevel::L0C, 0, DType::F32, {std::max(a_.qk.m, a_.pv.m), std::max(a_.qk.n, a_.pv.n)},
@@ -123,24 +128,24 @@ class Tiler {
     for (int vu = 1; vu <= a_.units; ++vu) {
       const int u = a_.vector_unit(vu);
       // Direct hand-offs land in a unit's share of the block; through WS, a slice at a time.
-      add("s.ub", MemLevel::UB, u, DType::F32, {a_.direct ? ur : v1, kv}, Layout::RowMajor, n);
+      add("s.ub", MemLevel::UB, u, DType::F32, {a_.direct ? ur : v1, kv}, Layout::RowMajor, landing);
       add("x.ub", MemLevel::UB, u, DType::F32, {v1, kv});
       add("y.ub", MemLevel::UB, u, DType::F32, {v1, kv});
       add("p.ub", MemLevel::UB, u, in, {v1, kv}, Layout::RowMajor, n);
       add("m.ub", MemLevel::UB, u, DType::F32, {ur, 1}, Layout::RowMajor, 2);
       add("l.ub", MemLevel::UB, u, DType::F32, {ur, 1}, Layout::RowMajor, 2);
-      add("alpha.ub", MemLevel::UB, u, DType::F32, {ur, 1}, Layout::RowMajor, n);
+      add("alpha.ub", MemLevel::UB, u, DType::F32, {ur, 1}, Layout::RowMajor, f);
       for (const char* row : {"mc.ub", "drop.ub", "lc.ub", "ls.ub"}) add(row, MemLevel::UB, u, DType::F32, {v1, 1});
-      add("pv.ub", MemLevel::UB, u, DType::F32, {a_.direct ? ur : v2, d}, Layout::RowMajor, n);
+      add("pv.ub", MemLevel::UB, u, DType::F32, {a_.direct ? ur : v2, d}, Layout::RowMajor, landing);
       add("t.ub", MemLevel::UB, u, DType::F32, {v2, d});
       add("o.ub", MemLevel::UB, u, DType::F32, {ur, d});
       add("out.ub", MemLevel::UB, u, s_.in, {v2, d});
       if (s_.quantized()) add_dequant(u, a_.unit_rows(kv), d, n);
     }
     if (a_.direct) return;
-    add("s.ws", MemLevel::WS, 0, DType::F32, {rows, kv}, Layout::RowMajor, n);
-    add("p.ws", MemLevel::WS, 0, in, {rows, kv}, Layout::RowMajor, n);
-    add("o.ws", MemLevel::WS, 0, DType::F32, {rows, d}, Layout::RowMajor, n);
+    add("s.ws", MemLevel::WS, 0, DType::F32, {rows, kv}, Layout::RowMajor, f);
+    add("p.ws", MemLevel::WS, 0, in, {rows, kv}, Layout::RowMajor, f);
+    add("o.ws", MemLevel::WS, 0, DType::F32, {rows, d}, Layout::RowMajor, f);
     if (s_.quantized())
       for (const char* x : {"k.ws", "v.ws"}) add(x, MemLevel::WS, 0, in, {kv, d}, Layout::RowMajor, n);
   }
@@ -201,7 +206,7 @@ class Tiler {
     const int64_t need = footprint(level, unit);
     if (need <= cap) return;
     fail(rule, "flash_attention's " + std::string(mem_level_name(level)) + " buffers (q_tile " + num(a_.q_tile) +
-                   ", kv_tile " + num(a_.kv_tile) + ", nbuffer " + num(a_.nbuffer) +
+                   ", kv_tile " + num(a_.kv_tile) + ", nbuffer " + num(a_.nbuffer) + ", preload " + num(a_.preload) +
                    (level == MemLevel::UB ? ", per vector unit" : "") + ") need " + num(need) + " B > " +
                    mem_level_name(level) + " " + num(cap) + " B",
          t_.hard_capacity);
@@ -283,7 +288,7 @@ int64_t needed_kv_blocks(const AttentionSpec& s, int64_t kv_tile, int64_t kv_blo
   return std::min(kv_blocks, (last_p + s.skv - s.sq) / kv_tile + 1);
 }
 
-AttentionTiles fallback_attention() { return AttentionTiles{128, 256, 1, TaskOrder::Bhq}; }
+AttentionTiles fallback_attention() { return AttentionTiles{128, 256, 1, TaskOrder::Bhq, std::nullopt}; }
 
 StageTiles fallback_stage(const std::string& stage) {
   StageTiles t;

@@ -18,8 +18,9 @@
 // the task's rows, as the PTO kernel's sub-blocks do (pto-isa flash_atten: Vec_S0 =
 // CUBE_S0 / 2 on A2/A3).
 //
-// Capacities are per unit: L1, L0A, L0B, L0C on the Cube (every pipelined buffer has
-// nbuffer slots, the QK preload being nbuffer - 1 blocks), UB on each vector unit.
+// Capacities are per unit: L1, L0A, L0B, L0C on the Cube (a unit's pipelined buffers
+// have nbuffer slots, a Cube-vector hand-off preload + 1 where it lands), UB on each
+// vector unit.
 #pragma once
 
 #include "core/passes/pipeline_ir.h"

@@ -104,7 +104,7 @@ std::vector<TensorBinding> attention_bindings(const AttentionSpec& s, const Atte
 
 AttentionEmitter::AttentionEmitter(const AttentionSpec& spec, const AttentionTiling& tiling, const AttentionTask& task,
                                    BlockProgram& block)
-    : s_(spec), a_(tiling), task_(task), block_(block), preload_(tiling.nbuffer - 1) {
+    : s_(spec), a_(tiling), task_(task), block_(block), preload_(tiling.preload) {
   block.core = CoreType::MIX;
   block.sequential_tasks = true;
   if (block.buffers.empty()) {
@@ -222,8 +222,8 @@ void AttentionEmitter::prologue() {
 void AttentionEmitter::matmul(const std::string& a_l1, const std::string& b_l1, int64_t rows, int64_t k_len,
                               int64_t n_len, const AttentionTiling::L0& l0, int64_t j, bool scores, int64_t& step,
                               int64_t& tile) {
-  const int64_t n = a_.nbuffer, slot = j % n;
-  const int a_buf = a_l1 == "q.l1" ? buffer(a_l1) : slot_buffer(a_l1, slot), b_buf = slot_buffer(b_l1, slot);
+  const int64_t n = a_.nbuffer, f = a_.fifo, out_slot = j % f;
+  const int a_buf = a_l1 == "q.l1" ? buffer(a_l1) : slot_buffer(a_l1, j), b_buf = slot_buffer(b_l1, j);
   bool first_out = true;
   for (int64_t m0 = 0; m0 < rows; m0 += l0.m) {
     const int64_t m = std::min(l0.m, rows - m0);
@@ -258,15 +258,16 @@ void AttentionEmitter::matmul(const std::string& a_l1, const std::string& b_l1, 
       hand_off(0, Pipe::M, 0, Pipe::FIX, event(kL0cReady, c_slot));
       // The consumer's slot must be free before the first sub-tile lands in it.
       const Purpose free = scores ? kSFree : kOFree;
-      if (first_out && j >= n)
-        for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, a_.direct ? Pipe::V : Pipe::MTE2, Pipe::FIX, event(free, slot), u.id);
+      if (first_out && j >= f)
+        for (const Unit& u : units_)
+          flag(Opcode::WAIT_FLAG, 0, a_.direct ? Pipe::V : Pipe::MTE2, Pipe::FIX, event(free, out_slot), u.id);
       first_out = false;
       const Operand from{MemLevel::L0C, slot_buffer("c.l0c", c_slot), {0, 0}, {m, nn}};
       if (!a_.direct) {
         Instr out;
         out.op = Opcode::TMOV;
         out.pipe = Pipe::FIX;
-        out.dst = {MemLevel::WS, slot_buffer(scores ? "s.ws" : "o.ws", slot), {m0, n0}, {m, nn}};
+        out.dst = {MemLevel::WS, slot_buffer(scores ? "s.ws" : "o.ws", j), {m0, n0}, {m, nn}};
         out.src = {from};
         push(std::move(out), 0);
       } else {
@@ -276,7 +277,7 @@ void AttentionEmitter::matmul(const std::string& a_l1, const std::string& b_l1, 
           Instr out;
           out.op = Opcode::TMOV;
           out.pipe = Pipe::FIX;
-          out.dst = local(slot_buffer(scores ? "s.ub" : "pv.ub", slot, u.id), {lo - u.row0, n0}, {hi - lo, nn});
+          out.dst = local(slot_buffer(scores ? "s.ub" : "pv.ub", j, u.id), {lo - u.row0, n0}, {hi - lo, nn});
           out.src = {{MemLevel::L0C, from.id, {lo - m0, 0}, {hi - lo, nn}}};
           push(std::move(out), 0);
         }
@@ -287,7 +288,7 @@ void AttentionEmitter::matmul(const std::string& a_l1, const std::string& b_l1, 
   }
   const Purpose ready = scores ? kSReady : kOReady;
   for (const Unit& u : units_)
-    flag(Opcode::SET_FLAG, 0, Pipe::FIX, a_.direct ? Pipe::V : Pipe::MTE2, event(ready, slot), u.id);
+    flag(Opcode::SET_FLAG, 0, Pipe::FIX, a_.direct ? Pipe::V : Pipe::MTE2, event(ready, out_slot), u.id);
 }
 
 int64_t AttentionEmitter::dequant_tokens(int vu, int64_t j, int64_t* first) const {
@@ -442,30 +443,29 @@ void AttentionEmitter::qk(int64_t j, int64_t& step, int64_t& tile) {
 
 // O_j = P_j V_j: the V block from GM, the P block from the vector units.
 void AttentionEmitter::pv(int64_t j, int64_t& step, int64_t& tile) {
-  const int64_t n = a_.nbuffer, slot = j % n, w = width(j);
+  const int64_t n = a_.nbuffer, slot = j % n, f = a_.fifo, p_slot = j % f, w = width(j);
   kv_block_into_l1(j, false);
   if (!a_.direct) {
-    for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, Pipe::MTE2, event(kPReady, slot), u.id);
+    for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, Pipe::MTE2, event(kPReady, p_slot), u.id);
     if (j >= n) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kPL1Free, slot));
     Instr p;
     p.op = Opcode::TMOV;
     p.pipe = Pipe::MTE2;
     p.dst = {MemLevel::L1, slot_buffer("p.l1", slot), {0, 0}, {task_.rows, w}};
-    p.src = {{MemLevel::WS, slot_buffer("p.ws", slot), {0, 0}, {task_.rows, w}}};
+    p.src = {{MemLevel::WS, slot_buffer("p.ws", j), {0, 0}, {task_.rows, w}}};
     push(std::move(p), 0);
-    if (j + n < task_.blocks)
-      for (const Unit& u : units_) flag(Opcode::SET_FLAG, 0, Pipe::MTE2, Pipe::MTE3, event(kPFree, slot), u.id);
+    if (j + f < task_.blocks)
+      for (const Unit& u : units_) flag(Opcode::SET_FLAG, 0, Pipe::MTE2, Pipe::MTE3, event(kPFree, p_slot), u.id);
   }
   if (cube_loads_kv()) hand_off(0, Pipe::MTE2, 0, Pipe::MTE1, event(kVLoaded, slot));
   if (a_.direct)
-    for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, Pipe::MTE1, event(kPReady, slot), u.id);
+    for (const Unit& u : units_) flag(Opcode::WAIT_FLAG, 0, Pipe::MTE3, Pipe::MTE1, event(kPReady, p_slot), u.id);
   matmul("p.l1", "v.l1", task_.rows, w, s_.dim, a_.pv, j, false, step, tile);
   if (!cube_loads_kv()) cube_releases_dequantized(j, false);
-  if (j + n >= task_.blocks) return;
-  if (cube_loads_kv()) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kVFree, slot));
-  if (!a_.direct) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kPL1Free, slot));
-  if (a_.direct)
-    for (const Unit& u : units_) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE3, event(kPFree, slot), u.id);
+  if (j + n < task_.blocks && cube_loads_kv()) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kVFree, slot));
+  if (j + n < task_.blocks && !a_.direct) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE2, event(kPL1Free, slot));
+  if (j + f < task_.blocks && a_.direct)
+    for (const Unit& u : units_) flag(Opcode::SET_FLAG, 0, Pipe::MTE1, Pipe::MTE3, event(kPFree, p_slot), u.id);
 }
 
 void AttentionEmitter::vec(int unit, Opcode op, OpKind vop, Operand dst, std::vector<Operand> src,
@@ -478,14 +478,14 @@ void AttentionEmitter::vec(int unit, Opcode op, OpKind vop, Operand dst, std::ve
 // unit's UB slot `index` % n once its previous occupant is released, arrival flagged to V.
 Operand AttentionEmitter::slice_in(const Unit& u, const std::string& ub, const std::string& ws, int64_t j, int64_t r0,
                                    int64_t rows, int64_t cols, int64_t index, int free, int loaded) {
-  const int64_t n = a_.nbuffer, ws_slot = j % n, slot = index % n;
-  if (a_.direct) return local(slot_buffer(ub, ws_slot, u.id), {r0 - u.row0, 0}, {rows, cols});
+  const int64_t n = a_.nbuffer, slot = index % n;
+  if (a_.direct) return local(slot_buffer(ub, j, u.id), {r0 - u.row0, 0}, {rows, cols});
   if (index >= n) flag(Opcode::WAIT_FLAG, u.id, Pipe::V, Pipe::MTE2, event(static_cast<Purpose>(free), slot));
   Instr load;
   load.op = Opcode::TMOV;
   load.pipe = Pipe::MTE2;
   load.dst = local(slot_buffer(ub, slot, u.id), {0, 0}, {rows, cols});
-  load.src = {{MemLevel::WS, slot_buffer(ws, ws_slot), {r0, 0}, {rows, cols}}};
+  load.src = {{MemLevel::WS, slot_buffer(ws, j), {r0, 0}, {rows, cols}}};
   const Operand landed = load.dst;
   push(std::move(load), u.id);
   hand_off(u.id, Pipe::MTE2, u.id, Pipe::V, event(static_cast<Purpose>(loaded), slot));
@@ -514,18 +514,18 @@ void AttentionEmitter::mask(const Unit& u, const Operand& dst, const Operand& sr
 // SM(j): each vector unit's rows, a v1 slice at a time; the running max and sum of the
 // unit's rows alternate between two buffers by block parity.
 void AttentionEmitter::softmax(int64_t j) {
-  const int64_t n = a_.nbuffer, slot = j % n;
+  const int64_t f = a_.fifo, slot = j % f;
   for (const Unit& u : units_) {
     flag(Opcode::WAIT_FLAG, u.id, Pipe::FIX, a_.direct ? Pipe::V : Pipe::MTE2, event(kSReady, slot), 0);
     for (int64_t k = 0; k < u.v1_slices; ++k) softmax_slice(u, j, k);
-    if (j + n < task_.blocks)
+    if (j + f < task_.blocks)
       flag(Opcode::SET_FLAG, u.id, a_.direct ? Pipe::V : Pipe::MTE2, Pipe::FIX, event(kSFree, slot), 0);
     flag(Opcode::SET_FLAG, u.id, Pipe::MTE3, a_.direct ? Pipe::MTE1 : Pipe::MTE2, event(kPReady, slot), 0);
   }
 }
 
 void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
-  const int64_t n = a_.nbuffer, slot = j % n, w = width(j);
+  const int64_t n = a_.nbuffer, f = a_.fifo, p_slot = j % f, w = width(j);
   const int64_t r0 = u.row0 + k * a_.v1_rows, rows = std::min(a_.v1_rows, u.row0 + u.rows - r0);
   const int64_t q = j * u.v1_slices + k, total = task_.blocks * u.v1_slices, qs = q % n;
   const int64_t unit_row = r0 - u.row0;
@@ -553,7 +553,7 @@ void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
     } else {
       vec(u.id, Opcode::TVEC, OpKind::Max, m_now, {m_before, mc});
       vec(u.id, Opcode::TVEC, OpKind::Sub, row("drop.ub", -1), {m_before, m_now});
-      vec(u.id, Opcode::TVEC, OpKind::Exp, row("alpha.ub", slot), {row("drop.ub", -1)});
+      vec(u.id, Opcode::TVEC, OpKind::Exp, row("alpha.ub", j), {row("drop.ub", -1)});
     }
   }
   vec(u.id, Opcode::TVEC, OpKind::Sub, other, {cur, m_now});
@@ -563,7 +563,7 @@ void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
     vec(u.id, Opcode::TREDUCE, OpKind::Sum, l_now, {cur}, std::nullopt, 1);
   } else {
     vec(u.id, Opcode::TREDUCE, OpKind::Sum, row("lc.ub", -1), {cur}, std::nullopt, 1);
-    vec(u.id, Opcode::TVEC, OpKind::Mul, row("ls.ub", -1), {row("l.ub", j + 1), row("alpha.ub", slot)});
+    vec(u.id, Opcode::TVEC, OpKind::Mul, row("ls.ub", -1), {row("l.ub", j + 1), row("alpha.ub", j)});
     vec(u.id, Opcode::TVEC, OpKind::Add, l_now, {row("ls.ub", -1), row("lc.ub", -1)});
   }
   // P, in the Cube's input dtype, to the Cube: through WS or straight into its L1.
@@ -571,13 +571,13 @@ void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
   const Operand p = local(slot_buffer("p.ub", qs, u.id), {0, 0}, {rows, w});
   vec(u.id, Opcode::TVEC, OpKind::Cast, p, {cur});
   hand_off(u.id, Pipe::V, u.id, Pipe::MTE3, event(kPubReady, qs));
-  if (k == 0 && j >= n)
-    flag(Opcode::WAIT_FLAG, u.id, a_.direct ? Pipe::MTE1 : Pipe::MTE2, Pipe::MTE3, event(kPFree, slot), 0);
+  if (k == 0 && j >= f)
+    flag(Opcode::WAIT_FLAG, u.id, a_.direct ? Pipe::MTE1 : Pipe::MTE2, Pipe::MTE3, event(kPFree, p_slot), 0);
   Instr out;
   out.op = Opcode::TMOV;
   out.pipe = Pipe::MTE3;
-  out.dst = a_.direct ? Operand{MemLevel::L1, slot_buffer("p.l1", slot), {r0, 0}, {rows, w}}
-                      : Operand{MemLevel::WS, slot_buffer("p.ws", slot), {r0, 0}, {rows, w}};
+  out.dst = a_.direct ? Operand{MemLevel::L1, slot_buffer("p.l1", j), {r0, 0}, {rows, w}}
+                      : Operand{MemLevel::WS, slot_buffer("p.ws", j), {r0, 0}, {rows, w}};
   out.src = {p};
   push(std::move(out), u.id);
   if (q + n < total) flag(Opcode::SET_FLAG, u.id, Pipe::MTE3, Pipe::V, event(kPubFree, qs));
@@ -586,17 +586,17 @@ void AttentionEmitter::softmax_slice(const Unit& u, int64_t j, int64_t k) {
 // GU(j): O = O * alpha + O_j on each unit's rows, a v2 slice at a time; after the last
 // block, O / l (or, split, O, m and l as they are) to GM.
 void AttentionEmitter::update(int64_t j) {
-  const int64_t n = a_.nbuffer, slot = j % n;
+  const int64_t f = a_.fifo, slot = j % f;
   for (const Unit& u : units_) {
     flag(Opcode::WAIT_FLAG, u.id, Pipe::FIX, a_.direct ? Pipe::V : Pipe::MTE2, event(kOReady, slot), 0);
     for (int64_t k = 0; k < u.v2_slices; ++k) update_slice(u, j, k);
-    if (j + n < task_.blocks)
+    if (j + f < task_.blocks)
       flag(Opcode::SET_FLAG, u.id, a_.direct ? Pipe::V : Pipe::MTE2, Pipe::FIX, event(kOFree, slot), 0);
   }
 }
 
 void AttentionEmitter::update_slice(const Unit& u, int64_t j, int64_t k) {
-  const int64_t n = a_.nbuffer, slot = j % n, d = s_.dim;
+  const int64_t n = a_.nbuffer, d = s_.dim;
   const int64_t r0 = u.row0 + k * a_.v2_rows, rows = std::min(a_.v2_rows, u.row0 + u.rows - r0);
   const int64_t r = j * u.v2_slices + k, total = task_.blocks * u.v2_slices, rs = r % n;
   const int64_t unit_row = r0 - u.row0;
@@ -606,7 +606,7 @@ void AttentionEmitter::update_slice(const Unit& u, int64_t j, int64_t k) {
   if (j == 0) {
     vec(u.id, Opcode::TVEC, OpKind::Cast, o, {part});
   } else {
-    vec(u.id, Opcode::TVEC, OpKind::Mul, t, {o, local(slot_buffer("alpha.ub", slot, u.id), {unit_row, 0}, {rows, 1})});
+    vec(u.id, Opcode::TVEC, OpKind::Mul, t, {o, local(slot_buffer("alpha.ub", j, u.id), {unit_row, 0}, {rows, 1})});
     vec(u.id, Opcode::TVEC, OpKind::Add, o, {t, part});
   }
   if (!a_.direct && r + n < total) flag(Opcode::SET_FLAG, u.id, Pipe::V, Pipe::MTE2, event(kPvFree, rs));
@@ -665,7 +665,7 @@ void AttentionEmitter::emit_all() {
 std::vector<int64_t> AttentionEmitter::step_key(int t) const {
   // Near either end of the task the slots' first uses and last releases differ; in
   // between a step differs only by its blocks' masks and widths.
-  const int edge = 2 * a_.nbuffer + 1, from_end = steps() - 1 - t;
+  const int edge = std::max(a_.nbuffer, a_.fifo) + preload_ + 2, from_end = steps() - 1 - t;
   const int64_t j = t - preload_;
   auto ragged = [&](int64_t b) { return b >= 0 && b < task_.blocks && width(b) != a_.kv_tile; };
   const bool qk_here = t < task_.blocks, pv_here = j >= 0 && j < task_.blocks;

@@ -11,10 +11,12 @@
 //
 // The stages are software-pipelined as the PTO kernel's are (pto-isa flash_atten,
 // qkPreloadNum): the Cube unit runs QK(0..P-1), then QK(j+P), PV(j) for each j, the
-// vector units SM(0..P-1), then SM(j+P), GU(j), with P = nbuffer - 1, so that the Cube
-// computes later blocks' scores while the vector units run a block's softmax. Every
-// hand-off buffer has nbuffer slots (block j uses slot j % nbuffer); flags between the
-// units order each hand-off and each slot's reuse. Hand-offs go through the cluster's
+// vector units SM(0..P-1), then SM(j+P), GU(j), with P the tiling's preload, so that the
+// Cube computes later blocks' scores while the vector units run a block's softmax. A
+// block handed between the units (S, P, O_j) and the rescale alpha live P steps, so
+// their buffers have P + 1 slots (block j uses slot j % (P + 1)), as the kernel's
+// Cube-vector FIFOs do; a unit's own buffers (K, V, L0, UB slices) turn over by
+// nbuffer. Flags between the units order each hand-off and each slot's reuse. Hand-offs go through the cluster's
 // workspace (WS, in L2) on targets without the direct paths, else L0C -> UB and
 // UB -> L1 directly.
 #pragma once

@@ -289,7 +289,9 @@ struct AttentionTiling {
   int units = 1;              // vector units per cluster: each owns a share of the rows
   bool split_cores = true;    // the units are cores of their own (else all run on the one core)
   bool direct = true;         // tiles hand off directly (cv_direct), else through WS
-  int nbuffer = 1;            // slots of every pipelined buffer; the QK preload is nbuffer - 1
+  int nbuffer = 1;            // slots of the units' own pipelined buffers (L1, L0, UB slices)
+  int preload = 0;            // KV blocks the Cube's QK runs ahead of its PV
+  int fifo = 1;               // slots of a Cube-vector hand-off (S, P, O_j, alpha): preload + 1
   struct L0 {
     int64_t m = 0, k = 0, n = 0;
   };

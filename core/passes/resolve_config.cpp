@@ -55,6 +55,10 @@ ResolvedConfig resolve_config(const TensorGraph& g, const TileConfig& config) {
   if (config.cube) check_cube(*config.cube);
   if (config.nbuffer && (*config.nbuffer < 1 || *config.nbuffer > 4))
     usage_error("config nbuffer=" + std::to_string(*config.nbuffer) + " must be 1..4");
+  if (config.attention && config.attention->preload &&
+      (*config.attention->preload < 0 || *config.attention->preload > kMaxAttentionPreload))
+    usage_error("config attention.preload=" + std::to_string(*config.attention->preload) + " must be 0.." +
+                std::to_string(kMaxAttentionPreload));
   if (config.l2_group) {
     check_positive(config.l2_group->first, "l2_group[0]");
     check_positive(config.l2_group->second, "l2_group[1]");

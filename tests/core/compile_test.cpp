@@ -568,6 +568,56 @@ TEST(CompileProperties, TransposedOperandsLoadTheirStoredLayout) {
   EXPECT_TRUE(saw);
 }
 
+
+// ---- flash_attention's QK preload --------------------------------------------------------
+
+// Slots of a flash_attention buffer in the compiled program ("p.ws[0]", "p.ws[1]", ...).
+int slots_of(const Compiled& c, const std::string& name) {
+  std::set<std::string> names;
+  for (const BlockProgram& b : c.program.blocks)
+    for (const LocalBuffer& buf : b.buffers)
+      if (buf.name == name || buf.name.rfind(name + "[", 0) == 0) names.insert(buf.name);
+  return static_cast<int>(names.size());
+}
+
+// pto-isa's kernel runs QK four blocks ahead of PV with double-buffered L1: its
+// Cube-vector FIFOs (S, P, O_j, and the rescale that waits with them) hold preload + 1
+// blocks where they land, the units' own buffers keep nbuffer slots. Through the
+// workspace (910B) P lands in GM and L1 stays double-buffered; direct (cv_direct) it lands
+// in L1.
+TEST(CompileAttention, ThePreloadSizesTheHandOffFifosAndNbufferTheUnitsBuffers) {
+  const TensorGraph g = graph_of("flash_attention|1,1,128,2048,128|fp16");
+  const std::string config = R"({"attention":{"q_tile":128,"kv_tile":256,"preload":4},"nbuffer":2})";
+  const Compiled ws = compile(g, TileConfig::parse(config), load_target("ascend910b2"));
+  for (const char* fifo : {"s.ws", "p.ws", "o.ws", "alpha.ub"}) EXPECT_EQ(slots_of(ws, fifo), 5) << fifo;
+  for (const char* own : {"k.l1", "v.l1", "p.l1", "a.l0a", "c.l0c", "p.ub"}) EXPECT_EQ(slots_of(ws, own), 2) << own;
+  const std::string small = R"({"attention":{"q_tile":64,"kv_tile":128,"preload":2},"nbuffer":2})";
+  const Compiled direct = compile(g, TileConfig::parse(small), load_target("ascend950pr"));
+  for (const char* fifo : {"s.ub", "p.l1", "pv.ub", "alpha.ub"}) EXPECT_EQ(slots_of(direct, fifo), 3) << fifo;
+  EXPECT_EQ(slots_of(direct, "k.l1"), 2);
+  EXPECT_EQ(slots_of(direct, "s.ws"), 0);
+  // Without a preload of its own the FIFOs are as deep as the units' buffers.
+  const Compiled plain = compile(g, TileConfig::parse(R"({"attention":{"q_tile":64,"kv_tile":128},"nbuffer":3,"stages":{)"
+                                                   R"("c1":{"cube":{"m":[64,64],"k":[64,64],"n":[64,64]}},)"
+                                                   R"("c2":{"cube":{"m":[64,64],"k":[64,64],"n":[64,64]}}}})"),
+                                 load_target("ascend910b2"));
+  EXPECT_EQ(slots_of(plain, "p.ws"), 3);
+  EXPECT_EQ(slots_of(plain, "k.l1"), 3);
+}
+
+TEST(CompileAttention, APreloadOutOfRangeIsAUsageErrorNamingIt) {
+  const TensorGraph g = graph_of("flash_attention|1,1,128,2048,128|fp16");
+  TileConfig c = TileConfig::parse(R"({"attention":{"q_tile":128,"kv_tile":256}})");
+  c.attention->preload = 9;
+  try {
+    compile(g, c, load_target("ascend910b2"));
+    ADD_FAILURE() << "compiled with preload 9";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::Usage);
+    expect_contains(e.what(), {"attention.preload=9", "0..7"});
+  }
+}
+
 // ---- Views ------------------------------------------------------------------------------------
 
 TEST(CompileViews, ReshapeOfAStridedViewIsCopiedFirst) {

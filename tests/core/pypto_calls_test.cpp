@@ -122,15 +122,20 @@ TEST(PyptoCalls, TheGuideConfigAsTheGuideWritesIt) {
 }
 
 // PyPTO has no buffer-depth setter: an op's nbuffer is said to be pto-tune's own, while
-// flash_attention's is its kernel's preload depth.
+// flash_attention's depths are its kernel's arguments (the preload its own, or nbuffer - 1).
 TEST(PyptoCalls, NbufferIsNeverASetter) {
   EXPECT_EQ(pypto_snippet(TileConfig::parse(R"({"vec":[8,8],"nbuffer":2})")),
             "pypto.set_vec_tile_shapes(8,8)\n"
             "# n-buffer depth 2: pto-tune only, PyPTO has no such setter (its compiler double-buffers by itself)");
   TileConfig attention;
-  attention.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq};
+  attention.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq, std::nullopt};
   attention.nbuffer = 3;
-  EXPECT_EQ(pypto_calls(attention).back(), "# n-buffer depth 3: the kernel's QK preload depth, a kernel argument");
+  EXPECT_EQ(pypto_calls(attention).back(),
+            "# n-buffer depth 3, QK preload 2: the kernel's L1/UB buffer depth and how many KV blocks its QK runs "
+            "ahead of PV, kernel arguments");
+  attention.nbuffer.reset();
+  attention.attention->preload = 4;
+  EXPECT_EQ(pypto_calls(attention).back().substr(0, 34), "# n-buffer depth 1, QK preload 4: ");
 }
 
 // The L2 grouping and the fusion groups say which PyPTO structure expresses them.

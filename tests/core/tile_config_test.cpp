@@ -50,6 +50,15 @@ TileConfig random_config(std::mt19937_64& rng) {
   if (pick(rng, 0, 1)) c.nbuffer = static_cast<int>(pick(rng, 1, 4));
   if (pick(rng, 0, 1)) c.l2_group = {pick(rng, 1, 64), pick(rng, 1, 64)};
   if (pick(rng, 0, 1)) {
+    AttentionTiles a;
+    a.q_tile = pick(rng, 1, 512);
+    a.kv_tile = pick(rng, 1, 4096);
+    a.kv_split = pick(rng, 1, 16);
+    a.order = static_cast<TaskOrder>(pick(rng, 0, 2));
+    if (pick(rng, 0, 1)) a.preload = static_cast<int>(pick(rng, 0, kMaxAttentionPreload));
+    c.attention = a;
+  }
+  if (pick(rng, 0, 1)) {
     // Distinct, not necessarily contiguous node ids, shuffled and cut into non-empty groups.
     std::vector<int> ids(pick(rng, 1, 12));
     int id = -1;
@@ -142,6 +151,11 @@ TEST(TileConfig, EveryMalformedFieldIsAUsageErrorNamingIt) {
       {R"({"nbuffer":5})", {"nbuffer: expected an integer from 1 to 4, got 5"}},
       {R"({"nbuffer":0})", {"nbuffer: expected an integer from 1 to 4, got 0"}},
       {R"({"nbuffer":true})", {"nbuffer:", "got true"}},
+      {R"({"attention":{"q_tile":128,"kv_tile":256,"preload":8}})",
+       {"attention.preload: expected an integer from 0 to 7, got 8"}},
+      {R"({"attention":{"q_tile":128,"kv_tile":256,"preload":-1}})", {"attention.preload:", "got -1"}},
+      {R"({"attention":{"q_tile":128,"kv_tile":256,"preload":"4"}})", {"attention.preload:", "got \"4\""}},
+      {R"({"attention":{"q_tile":128,"kv_tile":256,"pre_load":4}})", {"attention: unknown key \"pre_load\""}},
       {R"({"l2_group":[6]})", {"l2_group: expected an array of 2 elements, got [6]"}},
       {R"({"l2_group":[6,-4]})", {"l2_group[1]: expected a positive integer, got -4"}},
       {R"({"fusion":[[0,1],[1]]})", {"fusion[1][0]: node 1 appears in more than one place"}},
