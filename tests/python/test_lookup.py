@@ -1,7 +1,8 @@
 """lookup() along its four paths — exact hit, nearest tuned shape, the cost model's
 pick, the op's default — plus a stale record, and from many threads at once; a
-database it cannot read (a warning, and the answer without it). The records are
-committed by hand, so that each answer is known in advance."""
+database it cannot read (a warning, and the answer without it) and one in a folder it
+may not write. The records are committed by hand, so that each answer is known in
+advance."""
 
 import hashlib
 import os
@@ -167,3 +168,16 @@ def test_a_database_that_cannot_be_read_serves_the_model_with_a_warning(records_
             pto_tune.lookup("matmul", [512, 512, 1024], db=records_db)
     assert sha256_of(records_db) == before
 
+
+def test_a_database_in_a_folder_the_reader_cannot_write_is_read(tmp_path):
+    # A deployed WAL database: SQLite cannot create its -wal and -shm beside it there.
+    folder = tmp_path / "deployed"
+    folder.mkdir()
+    path = str(folder / "tune.db")
+    pto_tune.Database(path).commit([make_record("matmul|512,512,1024|fp16", TUNED, 1000.0)])
+    os.chmod(folder, 0o555)
+    try:
+        assert pto_tune.lookup("matmul", [512, 512, 1024], db=path).source == "exact"
+        assert os.listdir(folder) == ["tune.db"]
+    finally:
+        os.chmod(folder, 0o755)
