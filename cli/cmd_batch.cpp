@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -433,11 +435,20 @@ class BatchRun {
   uint64_t uses_ = 0;
 };
 
+// A fresh folder only this user can enter, for the workers' summaries: mkdtemp picks a
+// name nobody could guess and plant a link at beforehand (a name made of the pid could
+// be, and the summaries written through the links).
+std::filesystem::path private_temp_dir() {
+  std::string name = (std::filesystem::temp_directory_path() / "pto-batch-XXXXXX").string();
+  if (!::mkdtemp(name.data()))
+    fail(ErrorCategory::Io, "batch: cannot create a temporary folder '" + name + "': " + std::strerror(errno));
+  return name;
+}
+
 // --jobs N: N copies of this executable, each with `--worker J/N --json`, their stdout
 // into a file the parent reads back; SIGTERM to the parent is passed on.
 void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& interrupt, Summary& summary) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pto-batch-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = private_temp_dir();
   std::vector<pid_t> pids;
   const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   for (int j = 0; j < jobs; ++j) {
@@ -455,8 +466,9 @@ void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& inte
         CPU_SET(j % cores, &set);
         ::sched_setaffinity(0, sizeof set, &set);
       }
-      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, STDOUT_FILENO);
+      // A new file of our own, never one that is already there, nor through a link.
+      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+      if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) ::_exit(127);
       std::vector<char*> argv;
       for (std::string& w : words) argv.push_back(w.data());
       argv.push_back(nullptr);

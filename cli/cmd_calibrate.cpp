@@ -82,10 +82,21 @@ json coefficient_values(const Coefficients& c) {
 constexpr double kBusyProbeSpread = 0.2;
 
 // With --no-probe, a host calibration fits over the prices of the saved calibration,
-// else its ISA's reference machine's.
+// else (none, or one --replace is about to overwrite because it cannot be read) its
+// ISA's reference machine's.
 std::optional<HostPrices> saved_prices(const Target& target, const std::string& backend, const std::string& dir) {
-  const auto saved = load_calibrated(dir, target, backend);
+  const auto saved = usable_calibration(dir, target, backend);
   return saved ? saved->host_prices : std::nullopt;
+}
+
+// Without --replace, a saved calibration that cannot be read would stop the save at the
+// end of the run: it is named before anything is measured, with the way out.
+void check_saved_calibration(const Target& target, const std::string& backend, const std::string& dir) {
+  try {
+    load_calibrated(dir, target, backend);
+  } catch (const Error& e) {
+    fail(e.category(), std::string(e.what()) + "; --replace overwrites it");
+  }
 }
 
 void print_prices(const Target& target, const search::CalibrationJobResult& result) {
@@ -205,7 +216,7 @@ int run_calibrate(const Args& args) {
       ("out", po::value<std::string>(),
        "folder to save the coefficients in; default: $PTO_TUNE_HOME/calibration or "
        "~/.cache/pto-tune/calibration, where every prediction looks")
-      ("replace", po::bool_switch(), "replace a saved fit even when it was made on more samples")
+      ("replace", po::bool_switch(), "replace a saved fit even when it was made on more samples, or cannot be read")
       ("no-probe", po::bool_switch(),
        "host: skip measuring this machine's prices of the runtime's steps (a few seconds) and fit over "
        "those of the saved calibration, else the reference machine's")
@@ -234,6 +245,8 @@ int run_calibrate(const Args& args) {
   check_backend(backend, target);
   const std::string dir = vm->count("out") ? (*vm)["out"].as<std::string>() : default_calibration_dir();
   if (dir.empty()) usage_error("--out: not given, and neither PTO_TUNE_HOME nor HOME is set to derive it from");
+  const bool replace = (*vm)["replace"].as<bool>();
+  if (!replace) check_saved_calibration(target, backend, dir);
 
   search::CalibrationJobOptions job;
   ProgressBar probe_bar("probing this machine's prices");
@@ -259,7 +272,7 @@ int run_calibrate(const Args& args) {
   if (bar) bar->finish();
   report_skipped(result);
 
-  const SaveOutcome saved = save_calibration(dir, target, backend, result.report.after, (*vm)["replace"].as<bool>());
+  const SaveOutcome saved = save_calibration(dir, target, backend, result.report.after, replace);
   if (!saved.saved) std::cerr << "pto-tune: " << saved_line(saved) << "\n";
   if ((*vm)["json"].as<bool>()) {
     print_json(std::cout, to_json(result, target, backend, saved));

@@ -46,7 +46,7 @@ Coefficients coefficients_for(const po::variables_map& vm, const Target& target,
   const std::string backend =
       vm.count("backend") ? vm["backend"].as<std::string>() : measure::default_backend(target);
   if (!dir.empty()) {
-    if (auto fitted = load_calibrated(dir, target, backend)) {
+    if (auto fitted = usable_calibration(dir, target, backend)) {
       provenance = "calibrated on " + std::to_string(fitted->samples) + " " + backend + " measurements";
       if (fitted->host_prices) provenance += ", at prices " + fitted->host_prices->source;
       return *fitted;

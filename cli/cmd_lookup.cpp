@@ -4,7 +4,8 @@
 // when made under other versions or another description of the target); with --emit
 // pypto, the config's PyPTO module (core/pypto_module.h) instead, with --dynamic DIM a
 // tile set per bucket of that dim's size. It never measures and never writes the
-// database.
+// database; one it cannot read is a warning and the answer it would give without one
+// (with --strict, the error: exit 2).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -36,9 +37,10 @@ int dim_named(const Workload& w, const std::string& name) {
 }
 
 // The sizes of dim `dim` tuned in the database for `w` but for that dim, on `t`, and w's own.
-Shape tuned_sizes(const std::string& path, const Workload& w, int dim, const Target& t) {
+Shape tuned_sizes(const db::DbConfigProvider& provider, const Workload& w, int dim, const Target& t) {
   Shape sizes = {w.shape[dim]};
-  if (!std::filesystem::exists(path)) return sizes;
+  const std::string& path = provider.location();
+  if (!provider.load_warning().empty() || !std::filesystem::exists(path)) return sizes;
   auto same_but_dim = [&](Workload other) {
     other.shape[dim] = w.shape[dim];
     return other.key() == w.key();
@@ -51,8 +53,9 @@ Shape tuned_sizes(const std::string& path, const Workload& w, int dim, const Tar
   return sizes;
 }
 
-Shape bucket_bounds(const po::variables_map& vm, const std::string& path, const Workload& w, int dim, const Target& t) {
-  if (!vm.count("buckets")) return tuned_sizes(path, w, dim, t);
+Shape bucket_bounds(const po::variables_map& vm, const db::DbConfigProvider& provider, const Workload& w, int dim,
+                    const Target& t) {
+  if (!vm.count("buckets")) return tuned_sizes(provider, w, dim, t);
   const Shape bounds = parse_shape_list(vm["buckets"].as<std::string>());
   if (!std::is_sorted(bounds.begin(), bounds.end()) || std::adjacent_find(bounds.begin(), bounds.end()) != bounds.end())
     usage_error("--buckets: the bounds must rise, got " + shape_str(bounds));
@@ -60,14 +63,14 @@ Shape bucket_bounds(const po::variables_map& vm, const std::string& path, const 
 }
 
 // With --dynamic: the config the JIT would use at each bucket's bound.
-ShapeBuckets shape_buckets(const po::variables_map& vm, const std::string& path, const Workload& w, const Target& t,
+ShapeBuckets shape_buckets(const po::variables_map& vm, const Workload& w, const Target& t,
                            db::DbConfigProvider& provider) {
   if (vm.count("buckets") && !vm.count("dynamic")) usage_error("--buckets needs --dynamic DIM");
   if (!vm.count("dynamic")) return {};
   ShapeBuckets out;
   out.dim_name = vm["dynamic"].as<std::string>();
   out.dim = dim_named(w, out.dim_name);
-  for (int64_t bound : bucket_bounds(vm, path, w, out.dim, t)) {
+  for (int64_t bound : bucket_bounds(vm, provider, w, out.dim, t)) {
     Workload at = w;
     at.shape[out.dim] = bound;
     const ConfigChoice choice = provider.choose(at, t);
@@ -87,6 +90,9 @@ int run_lookup(const Args& args) {
        "serve only records measured on this backend (npu, cpu, sim, model); default: any, "
        "measured before simulated before predicted")
       ("db", po::value<std::string>(), "tuning database file; default $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
+      ("strict", po::bool_switch(),
+       "a database that cannot be read (corrupt, not a tuning database, unreadable) is an error (exit 2) instead "
+       "of a warning and the answer without it (the model's pick or the default)")
       ("json", po::bool_switch(), "print JSON: workload, target, config, source, from_shape, stale, stale_reason, pypto, db")
       ("dynamic", po::value<std::string>(),
        "with --emit pypto: the op's dim (by name, e.g. M) that is pypto.DYNAMIC in the kernel; the module gets "
@@ -102,8 +108,10 @@ int run_lookup(const Args& args) {
        "and where it came from: exact (tuned for this shape), nearest (the tuned config of\n"
        "the nearest shape that still fits), model (the cost model's pick) or default. A\n"
        "record made by another compiler or cost-model version, or for another description\n"
-       "of the target, is reported as stale. Nothing is measured or written. --emit pypto\n"
-       "prints the config as a Python module to import in a PyPTO kernel instead.",
+       "of the target, is reported as stale. Nothing is measured or written. A database\n"
+       "that cannot be read is warned about on stderr and served as if missing, unless\n"
+       "--strict. --emit pypto prints the config as a Python module to import in a PyPTO\n"
+       "kernel instead.",
        "pto-tune lookup --op matmul --shapes 1000,4096,1024 --dtype fp16 --target ascend910b1 --db tune.db\n"
        "  pto-tune lookup --op softmax --shapes 1000,4096 --target ascend910b1 --emit pypto > softmax_tiles.py\n"
        "  pto-tune lookup --op matmul --shapes 4096,4096,4096 --target ascend910b1 --emit pypto --dynamic M"});
@@ -119,10 +127,11 @@ int run_lookup(const Args& args) {
     measure::check_backend_name(backend);
     lookup_options.backends = {backend};
   }
+  lookup_options.strict = (*vm)["strict"].as<bool>();
   db::DbConfigProvider provider(path, lookup_options);
   const ConfigChoice choice = provider.choose(w, target);
   if (!emit_pypto && vm->count("dynamic")) usage_error("--dynamic is an option of --emit pypto");
-  const ShapeBuckets buckets = shape_buckets(*vm, path, w, target, provider);
+  const ShapeBuckets buckets = shape_buckets(*vm, w, target, provider);
 
   if (emit_pypto) {
     const ModuleNote note{"pto-tune lookup in " + path + ": " + config_source_name(choice.source) +

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/warning.h"
 
 namespace pto {
 
@@ -51,12 +52,22 @@ std::optional<Coefficients> load_calibrated(const std::string& dir, const Target
   return c;
 }
 
+std::optional<Coefficients> usable_calibration(const std::string& dir, const Target& target,
+                                               const std::string& backend) {
+  try {
+    return load_calibrated(dir, target, backend);
+  } catch (const Error& e) {
+    warn(std::string(e.what()) + "; predicting with the uncalibrated (datasheet) coefficients");
+    return std::nullopt;
+  }
+}
+
 Coefficients calibrated_coefficients(const Target& target, const std::string& backend) {
   return calibrated_coefficients(target, backend, default_calibration_dir());
 }
 
 Coefficients calibrated_coefficients(const Target& target, const std::string& backend, const std::string& dir) {
-  if (auto fitted = load_calibrated(dir, target, backend)) return *fitted;
+  if (auto fitted = usable_calibration(dir, target, backend)) return *fitted;
   return Coefficients::defaults(target);
 }
 

@@ -29,8 +29,14 @@ std::string calibration_path(const std::string& dir, const Target& target, const
 std::optional<Coefficients> load_calibrated(const std::string& dir, const Target& target,
                                             const std::string& backend);
 
-// What predictions for (target, backend) should use: the fit saved in `dir` (the
-// default folder when not given), else the datasheet defaults.
+// load_calibrated(), but a file that cannot be used (corrupt, fitted for another
+// target) is a warning naming it and why, and nothing: a calibration sharpens
+// predictions, so a bad one must not stop tune, run or explain. The file is left as it is.
+std::optional<Coefficients> usable_calibration(const std::string& dir, const Target& target,
+                                               const std::string& backend);
+
+// What predictions for (target, backend) should use: the usable fit saved in `dir`
+// (the default folder when not given), else the datasheet defaults.
 Coefficients calibrated_coefficients(const Target& target, const std::string& backend);
 Coefficients calibrated_coefficients(const Target& target, const std::string& backend, const std::string& dir);
 

@@ -84,6 +84,7 @@ std::string family_key(std::string_view workload_key, size_t rank, std::string_v
 struct DbConfigProvider::Index {
   LookupOptions options;
   std::string location = "memory";
+  std::string load_warning;  // why the database could not be read
   BestConfigs pools;  // the loaded records' workloads, configs and targets
   std::vector<Tuned> tuned;
   // Workload key -> its first record; Tuned::next chains the records of the other
@@ -242,8 +243,17 @@ DbConfigProvider::DbConfigProvider(const std::vector<TuningRecord>& records, Loo
 
 DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
-  if (std::filesystem::exists(path)) index_->load(TuningDb::open(path, OpenMode::ReadOnly)->best_configs());
   index_->location = path;
+  if (!std::filesystem::exists(path)) return;
+  try {
+    index_->load(TuningDb::open(path, OpenMode::ReadOnly)->best_configs());
+  } catch (const Error& e) {
+    if (index_->options.strict) throw;
+    // The JIT compiles on without tuned configs rather than stopping the program.
+    index_->load_warning = "tuning database '" + path + "' not used: " + e.what() +
+                           "; serving the cost model's pick or the op's default instead";
+    index_->options.warn(index_->load_warning);
+  }
 }
 
 DbConfigProvider::~DbConfigProvider() = default;
@@ -268,5 +278,6 @@ ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
 
 size_t DbConfigProvider::size() const { return index_->tuned.size(); }
 const std::string& DbConfigProvider::location() const { return index_->location; }
+const std::string& DbConfigProvider::load_warning() const { return index_->load_warning; }
 
 }  // namespace pto::db

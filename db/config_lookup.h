@@ -26,6 +26,12 @@
 // target's description under the same name makes a new provider.
 //
 // Answers for a workload are memoized: a nearest or model pick is worked out once.
+//
+// The JIT degrades rather than dies: a database that cannot be read (corrupt, not a
+// tuning database, a schema this build does not know, unreadable) is served as if it
+// were missing — the model's pick or the default — with a warning that names the file
+// and why; LookupOptions::strict makes it the error instead. Either way the file is
+// left as it was.
 #pragma once
 
 #include <memory>
@@ -33,6 +39,7 @@
 #include <vector>
 
 #include "core/jit.h"
+#include "core/warning.h"
 #include "search/tuning_record.h"
 
 namespace pto::db {
@@ -44,13 +51,19 @@ struct LookupOptions {
   // seeded sample, plus the default); 0 skips step 3. 256 cost about 60 ms of CPU
   // for a matmul on ascend910b1 (results/lookup_latency.md); the answer is memoized.
   size_t model_candidates = 256;
+  // A database that cannot be read is an error (the Db or Io Error of the file)
+  // instead of a warning and no records.
+  bool strict = false;
+  // Where the warning about a database that cannot be read goes.
+  WarningSink warn = [](const std::string& message) { pto::warn(message); };
 };
 
 class DbConfigProvider : public ConfigProvider {
  public:
   // Loads the database at `path` read-only (a missing file is an empty database: every
-  // lookup falls to the model or the default) through TuningDb::best_configs(). Db
-  // Error for a file that is not a tuning database; the file is never changed.
+  // lookup falls to the model or the default) through TuningDb::best_configs(). A file
+  // that cannot be read is served as a missing one, with a warning (see above), or with
+  // LookupOptions::strict is the Error saying why; the file is never changed.
   explicit DbConfigProvider(const std::string& path, LookupOptions options = {});
   // From records already in memory (TuningDb::best_records(), or tests).
   explicit DbConfigProvider(const std::vector<search::TuningRecord>& records, LookupOptions options = {});
@@ -62,6 +75,9 @@ class DbConfigProvider : public ConfigProvider {
 
   size_t size() const;  // tuned records in the index
   const std::string& location() const;
+  // The warning given when the database at location() could not be read (none of it
+  // is served), naming the file and why; empty when it was read (or is missing).
+  const std::string& load_warning() const;
 
  private:
   struct Index;

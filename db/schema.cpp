@@ -91,11 +91,13 @@ std::span<const Migration> migrations() { return kMigrations; }
 int current_schema_version() { return static_cast<int>(kMigrations.size()); }
 
 int schema_version(Connection& c, int newest) {
-  if (!has_table(c, "schema_version")) {
-    Statement any = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 1");
-    if (!any.step()) return 0;
+  // One statement, so one snapshot of the tables: another process may be creating them
+  // meanwhile, and two reads could see no schema_version, then its tables.
+  Statement first = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name <> 'schema_version' LIMIT 1");
+  if (!first.step()) return 0;
+  if (first.text_view(0) != "schema_version") {
     fail(ErrorCategory::Db, "'" + c.path() + "' is not a pto-tune tuning database (it has a table '" +
-                                any.text(0) + "' but no schema_version)");
+                                first.text(0) + "' but no schema_version)");
   }
   Statement s = c.prepare("SELECT version FROM schema_version");
   if (!s.step()) fail(ErrorCategory::Db, "tuning database '" + c.path() + "': schema_version is empty");

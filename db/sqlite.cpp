@@ -42,13 +42,16 @@ std::string file_uri(const std::string& path, const char* query) {
 
 }  // namespace
 
+bool SqliteError::corrupt() const { return (code_ & 0xff) == SQLITE_CORRUPT || (code_ & 0xff) == SQLITE_NOTADB; }
+bool SqliteError::busy() const { return (code_ & 0xff) == SQLITE_BUSY || (code_ & 0xff) == SQLITE_LOCKED; }
+
 Connection::Connection(const std::string& path, Mode mode, int busy_timeout_ms) : path_(path) {
   int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI;
   std::string uri = file_uri(path, "mode=ro");
   switch (mode) {
     case Mode::ReadOnly: flags |= SQLITE_OPEN_READONLY; break;
     case Mode::ReadWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; uri = file_uri(path, "mode=rwc"); break;
-    case Mode::Inspect: flags |= SQLITE_OPEN_READONLY; uri = file_uri(path, "mode=ro&immutable=1"); break;
+    case Mode::Immutable: flags |= SQLITE_OPEN_READONLY; uri = file_uri(path, "mode=ro&immutable=1"); break;
   }
   const int rc = sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) fail(rc, "opening it");
@@ -61,7 +64,7 @@ Connection::~Connection() { sqlite3_close_v2(db_); }
 void Connection::fail(int rc, std::string_view what) const {
   const std::string message = "tuning database '" + path_ + "': " + std::string(what) + ": " +
                               (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
-  throw Error(is_bad_file(rc) ? ErrorCategory::Db : ErrorCategory::Io, message);
+  throw SqliteError(is_bad_file(rc) ? ErrorCategory::Db : ErrorCategory::Io, message, rc);
 }
 
 void Connection::exec(std::string_view sql) {

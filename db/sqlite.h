@@ -3,12 +3,16 @@
 // committed. Every SQLite failure becomes a pto::Error naming the file and the
 // statement: Db for a file that is not a usable database (SQLITE_NOTADB, CORRUPT,
 // READONLY, CANTOPEN), Io for a good database failing at run time (BUSY past the
-// timeout, FULL, IOERR). Nothing outside db/ includes this.
+// timeout, FULL, IOERR). The error keeps SQLite's result code, so that what a failure
+// means is decided from the code, never from the words of its message. Nothing
+// outside db/ includes this.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "core/error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -17,15 +21,33 @@ namespace pto::db {
 
 class Statement;
 
+// A failed SQLite call: the pto::Error it reports, with SQLite's (extended) result code.
+class SqliteError : public Error {
+ public:
+  SqliteError(ErrorCategory category, const std::string& message, int code) : Error(category, message), code_(code) {}
+  // SQLITE_CORRUPT or SQLITE_NOTADB: what SQLite read of the file is damaged.
+  bool corrupt() const;
+  // SQLITE_BUSY or SQLITE_LOCKED: another connection held what this one needed.
+  bool busy() const;
+
+ private:
+  int code_;
+};
+
+// How long a connection waits for another's lock before SQLITE_BUSY.
+inline constexpr int kBusyTimeoutMs = 60000;
+
 class Connection {
  public:
-  // Inspect: read-only and immutable — SQLite creates no -wal or -shm file beside it
-  // and takes no lock, so a file that turns out not to be ours is left exactly as it
-  // was (what it reads may lag a concurrent writer: fine for validation only).
-  enum class Mode { ReadOnly, ReadWrite, Inspect };
+  // Immutable: read-only, and SQLite creates no -wal or -shm file beside it and takes
+  // no lock. For a file that may turn out not to be ours (left exactly as it was), and
+  // for a database in a folder we cannot write, where a WAL reader could not create
+  // its -shm. Without the lock, a read may see pages a concurrent checkpoint is
+  // rewriting: what it reads beside a live WAL is not to be trusted.
+  enum class Mode { ReadOnly, ReadWrite, Immutable };
   // Opens `path` (ReadWrite creates it), with a busy timeout so that concurrent
   // writers wait for one another instead of failing.
-  Connection(const std::string& path, Mode mode, int busy_timeout_ms = 60000);
+  Connection(const std::string& path, Mode mode, int busy_timeout_ms = kBusyTimeoutMs);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -35,7 +57,7 @@ class Connection {
   int changes() const;  // rows the last INSERT/UPDATE/DELETE changed
   const std::string& path() const { return path_; }
 
-  // Throws the pto::Error for SQLite result `rc` while doing `what`.
+  // Throws the SqliteError for SQLite result `rc` while doing `what`.
   [[noreturn]] void fail(int rc, std::string_view what) const;
 
  private:

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -70,17 +72,73 @@ void prepare_folder(const std::string& path) {
     db_error(path, "cannot be written: its folder '" + folder.string() + "' is read-only");
 }
 
+// How a database is read: under SQLite's locks, beside its WAL, as usual; but when its
+// folder cannot be written and no writer left a WAL there, SQLite could not create the
+// -wal and -shm files a WAL reader needs ("attempt to write a readonly database"), and
+// the file is all there is: it is read as immutable. A deployed, root-owned database.
+Connection::Mode read_mode(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path + "-wal", ec) || !read_only(fs::absolute(path).parent_path())) return Connection::Mode::ReadOnly;
+  return Connection::Mode::Immutable;
+}
+
+// Sleeps a little longer on each attempt, up to 200 ms.
+void back_off(int attempt) { std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 << attempt, 200))); }
+
+// A read that SQLite finds corrupt is believed after this many tries.
+constexpr int kCorruptReadTries = 4;
+
 // Opens an existing file read-only and reads its schema version: every way a file
 // can fail to be a pto-tune database of a version this build understands is found
-// here, before the file is opened for writing.
+// here, before the file is opened for writing. The first look is immutable (nothing is
+// created beside a file that may not be ours); but beside a live WAL, another process
+// may be checkpointing into the very pages an unlocked read sees, so then the file is
+// read under the lock, and a corrupt verdict of an immutable read is only believed
+// when it holds on every try.
 int validated_version(const std::string& path) {
-  try {
-    Connection c(path, Connection::Mode::Inspect);
-    return schema_version(c);
-  } catch (const Error& e) {
-    if (e.category() == ErrorCategory::Db && std::string(e.what()).find("malformed") != std::string::npos)
-      db_error(path, "is corrupt: left unchanged (" + std::string(e.what()) + ")");
-    throw;
+  for (int attempt = 1;; ++attempt) {
+    std::error_code ec;
+    const bool live = fs::exists(path + "-wal", ec);
+    try {
+      Connection c(path, live ? Connection::Mode::ReadOnly : Connection::Mode::Immutable);
+      return schema_version(c);
+    } catch (const SqliteError& e) {
+      if (!e.corrupt()) throw;
+      if (live || attempt == kCorruptReadTries) db_error(path, "is corrupt: left unchanged (" + std::string(e.what()) + ")");
+    }
+    back_off(attempt);
+  }
+}
+
+// Puts the file in WAL mode. Processes creating a new database at once switch it
+// together, and the switch, which needs the file to itself for a moment, fails with
+// SQLITE_BUSY at once rather than through the busy handler: retried with backoff, for
+// as long as the busy timeout would wait.
+void use_wal(Connection& c) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (int attempt = 1;; ++attempt) {
+    try {
+      c.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SqliteError& e) {
+      if (!e.busy() || std::chrono::steady_clock::now() > deadline) throw;
+    }
+    back_off(attempt);
+  }
+}
+
+// How long a reader waits for a database another process has just created to get its
+// schema (the file is there, the first migration's transaction not yet committed).
+constexpr auto kSchemaWait = std::chrono::seconds(5);
+
+// The schema version a reader sees, waiting while it is 0 (an empty database: its
+// creator is probably still migrating it) for at most kSchemaWait.
+int settled_version(Connection& c) {
+  const auto deadline = std::chrono::steady_clock::now() + kSchemaWait;
+  for (int attempt = 1;; ++attempt) {
+    const int version = schema_version(c);
+    if (version != 0 || std::chrono::steady_clock::now() > deadline) return version;
+    back_off(attempt);
   }
 }
 
@@ -261,7 +319,7 @@ std::string resolve_db_path(const std::optional<std::string>& flag) {
 
 struct TuningDb::Impl {
   Impl(const std::string& path, bool writable)
-      : connection(path, writable ? Connection::Mode::ReadWrite : Connection::Mode::ReadOnly) {}
+      : connection(path, writable ? Connection::Mode::ReadWrite : read_mode(path)) {}
   std::mutex mutex;  // one statement sequence at a time on the connection
   Connection connection;
   bool writable = false;
@@ -327,11 +385,12 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode)
   auto impl = std::make_unique<Impl>(path, writable);
   impl->writable = writable;
   if (writable) {
-    impl->connection.exec("PRAGMA journal_mode = WAL");
+    use_wal(impl->connection);
     impl->connection.exec("PRAGMA synchronous = NORMAL");
     migrate(impl->connection);
-  } else if (schema_version(impl->connection) != current_schema_version()) {
-    db_error(path, "has an older schema: open it for writing once to migrate it");
+  } else if (const int version = settled_version(impl->connection); version != current_schema_version()) {
+    db_error(path, version == 0 ? "has no schema yet (an empty file): open it for writing once to create it"
+                                : "has an older schema: open it for writing once to migrate it");
   }
   return std::unique_ptr<TuningDb>(new TuningDb(std::move(impl)));
 }

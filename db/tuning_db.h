@@ -5,7 +5,12 @@
 // once; every write is one transaction; the schema carries a version and migrates
 // forward (db/schema.h). A file that is not a pto-tune database, is corrupt or has a
 // newer schema is reported (Db Error, exit code 2 at the CLI) and never written to;
-// so is a read-only file or folder asked to take writes.
+// so is a read-only file or folder asked to take writes. Corrupt means SQLite said so
+// (SQLITE_CORRUPT, SQLITE_NOTADB) reading under its locks; a lock held by another
+// process is waited for (busy timeout), and a reader waits a moment for a schema that
+// another process is still creating. A database opened read-only takes no write of any
+// kind: in a folder it cannot write (a deployed, root-owned one) it is read as
+// immutable, as SQLite could not create the -wal and -shm files of a WAL reader there.
 //
 // Every measurement is stored, failures included. A record identical to one already
 // stored (same workload, config, target, backend, status, statistics, versions, host

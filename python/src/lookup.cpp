@@ -34,14 +34,19 @@ using ProviderKey = std::tuple<std::string, std::string, bool>;
 // One provider per key, loaded on first use.
 class Providers {
  public:
-  std::shared_ptr<db::DbConfigProvider> get(const ProviderKey& key) {
+  // `loaded` tells the caller that this call loaded the provider (and should say so
+  // when its database could not be read).
+  std::shared_ptr<db::DbConfigProvider> get(const ProviderKey& key, bool& loaded) {
     std::lock_guard lock(mutex_);
     auto& slot = providers_[key];
+    loaded = !slot;
     if (!slot) {
       const auto& [path, backend, model] = key;
       db::LookupOptions options;
       if (!backend.empty()) options.backends = {backend};
       if (!model) options.model_candidates = 0;  // no model pick: nearest, then the default
+      // Not on stderr: choose() says it through warnings.warn, where the GIL is held.
+      options.warn = [](const std::string&) {};
       try {
         slot = std::make_shared<db::DbConfigProvider>(path, options);
       } catch (...) {
@@ -202,6 +207,12 @@ Answers& answers() {
   return *cache;
 }
 
+// A database that could not be read is served as a missing one (db/config_lookup.h);
+// Python hears of it as a warning (an error where warnings are errors: -W error).
+void warn_unread(const db::DbConfigProvider& provider) {
+  if (PyErr_WarnEx(PyExc_UserWarning, provider.load_warning().c_str(), 1) != 0) throw py::error_already_set();
+}
+
 Config choose(const std::string& op, const py::handle& shapes, const std::string& dtype, const std::string& target,
               const std::optional<std::string>& backend, const std::string& db_path, bool model,
               const py::handle& attrs, const std::optional<std::string>& expr) {
@@ -210,10 +221,14 @@ Config choose(const std::string& op, const py::handle& shapes, const std::string
   if (backend) check_backend(*backend);
   const ProviderKey key{db_path, backend.value_or(""), model};
   ConfigChoice choice;
+  std::shared_ptr<db::DbConfigProvider> provider;
+  bool loaded = false;
   {
     py::gil_scoped_release release;  // a first model pick scores candidates for a while
-    choice = providers().get(key)->choose(w, t);
+    provider = providers().get(key, loaded);
+    choice = provider->choose(w, t);
   }
+  if (loaded && !provider->load_warning().empty()) warn_unread(*provider);
   return Config{std::move(choice.config), source_of(choice), choice.stale, choice.stale_reason};
 }
 
@@ -298,7 +313,9 @@ constexpr const char* kLookupDoc =
     "('nearest M,K,N'), else the cost model's pick ('model'), else the op's default.\n"
     "Never tunes. backend: serve only records of this backend (default: measured on\n"
     "hardware before simulated before predicted). db: the database file (default\n"
-    "$PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db; a missing file is an empty database).\n"
+    "$PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db; a missing file is an empty database;\n"
+    "one that cannot be read, corrupt say, is served as a missing one with a\n"
+    "UserWarning naming it and why: an error under warnings.simplefilter('error')).\n"
     "model=False skips the cost model's pick: the default follows the tuned records.\n"
     "The database is read once per path and kept; reload() drops it.";
 

@@ -30,6 +30,7 @@ namespace {
 using nlohmann::json;
 using namespace cli::testing;
 using testing::TempDir;
+namespace fs = std::filesystem;
 
 const char* kTarget = "ascend910b1";
 
@@ -344,6 +345,42 @@ TEST(BatchCli, ASigkilledSharedBudgetRunResumesWithNothingLostOrMeasuredTwice) {
   EXPECT_EQ(records_per_workload(db).size(), static_cast<size_t>(n)) << "a workload was lost";
   EXPECT_EQ(journal_lines(journal, "done"), static_cast<size_t>(n)) << "each workload finished once";
   EXPECT_EQ(count(batch_json(args), "skipped"), n);
+}
+
+// --jobs once kept its workers' summaries in $TMPDIR/pto-batch-<pid>, a name anyone
+// could plant a link at beforehand, and wrote through the link. Links are planted at
+// that name for the next pids (the run gets one of them): none is followed, the files
+// they point at stay as they were, and the run still works and cleans up.
+TEST(BatchCli, JobsFollowNoLinkPlantedAtAPredictableTemporaryName) {
+  const TempDir dir("batch_planted");
+  const fs::path tmp = dir.path() / "tmp", victim = dir.path() / "victim";
+  fs::create_directories(tmp);
+  fs::create_directories(victim);
+  for (const char* name : {"0.json", "1.json"}) std::ofstream(victim / name) << "keep me\n";
+  pid_t last = 0;
+  std::ifstream("/proc/sys/kernel/ns_last_pid") >> last;
+  ASSERT_GT(last, 0);
+  constexpr pid_t kPlanted = 2000;  // pids others may take meanwhile: ctest -j runs other tests
+  for (pid_t pid = last + 1; pid <= last + kPlanted; ++pid) fs::create_directory_symlink(victim, tmp / ("pto-batch-" + std::to_string(pid)));
+
+  const std::string file = dir.write("b.txt", batch_text(4));
+  const char* outer_tmp = std::getenv("TMPDIR");
+  const std::string saved_tmp = outer_tmp ? outer_tmp : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);  // the child's temporary folder
+  const Result r = pto_tune("batch " + quoted(file) + " --target " + kTarget + " --backend model --budget 2 --jobs 2 --json --db " +
+                            quoted(dir.str() + "/jobs.db"));
+  if (outer_tmp) ::setenv("TMPDIR", saved_tmp.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(json::parse(r.out), "tuned"), 4);
+  for (const char* name : {"0.json", "1.json"}) {
+    std::ifstream in(victim / name);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "keep me\n") << name;
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(victim), fs::directory_iterator()), 2);
+  size_t entries = 0;
+  for (const auto& entry : fs::directory_iterator(tmp)) entries += entry.is_symlink() ? 0 : 1;
+  EXPECT_EQ(entries, 0u) << "the run left its temporary folder behind";
 }
 
 TEST(BatchCli, ShippedClusterFilesParse) {

@@ -5,7 +5,9 @@
 // anything is measured; a backend that cannot calibrate the target is refused with
 // advice that names one that can; a target's calibration is keyed by its fingerprint
 // and stays in the folder whatever the target's name; a fit on fewer samples does not
-// replace one on more unless --replace.
+// replace one on more unless --replace; a saved file that cannot be read blocks neither
+// explain, run nor tune (a warning, the datasheet figures), stops a calibration before it
+// measures, and is replaced with --replace.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -102,15 +104,16 @@ TEST(Calibrate, AHostCalibrationProbesThisMachinesPricesAndSavesThemWithTheFit) 
   ASSERT_EQ(probing.exit_code, 0) << probing.err;
   EXPECT_NE(probing.out.find("the probe's rounds agreed within"), std::string::npos) << probing.out;
 
-  // --no-probe over a saved calibration that does not parse: an error naming the file,
-  // which stays as it was.
+  // --no-probe --replace over a saved calibration that does not parse: a warning naming
+  // the file, the reference machine's prices, and the file replaced.
   const std::string path = probed["path"].get<std::string>();
   { std::ofstream(path) << "{not json"; }
-  const Result corrupt = pto_tune(host_matmul + " --no-probe --replace");
-  EXPECT_NE(corrupt.exit_code, 0);
-  EXPECT_NE(corrupt.err.find(path), std::string::npos) << corrupt.err;
-  std::ifstream kept(path);
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "{not json");
+  const Result corrupt = pto_tune(host_matmul + " --no-probe --replace --json");
+  ASSERT_EQ(corrupt.exit_code, 0) << corrupt.err;
+  EXPECT_NE(corrupt.err.find("warning: coefficients file '" + path + "'"), std::string::npos) << corrupt.err;
+  const json replaced = json::parse(corrupt.out);
+  EXPECT_EQ(replaced["host_prices"], replaced["host_prices_reference"]);
+  EXPECT_EQ(Coefficients::load(path).samples, replaced["samples_used"].get<int>());
 
   // An NPU calibration has no host prices to show.
   const json npu = run_json(kSmallMatmul + "--samples 12 --json --out " + dir.str());
@@ -253,6 +256,35 @@ TEST(Calibrate, AFitOnFewerSamplesKeepsTheSavedOneUnlessReplace) {
   const json replaced = run_json(kSmallMatmul + "--samples 11 --json --seed 2 --replace --out " + dir.str());
   EXPECT_TRUE(replaced["saved"].get<bool>());
   EXPECT_EQ(Coefficients::load(many["path"]).samples, replaced["samples_used"].get<int>());
+}
+
+// A saved calibration that does not parse stops nothing that only predicts: explain,
+// run and tune warn, naming the file, and use the datasheet figures, leaving the file
+// as it is. calibrate names it before measuring and says --replace, which replaces it.
+TEST(Calibrate, ACorruptSavedCalibrationBlocksNothingAndReplaceReplacesIt) {
+  const TempDir home("pto_calibrate_corrupt");
+  const std::string path = calibration_path((home.path() / "calibration").string(), load_target("ascend910b1"), "sim");
+  fs::create_directories(home.path() / "calibration");
+  { std::ofstream(path) << "{not json"; }
+  ::setenv("PTO_TUNE_HOME", home.path().c_str(), 1);
+  const std::string workload = " --op matmul --shapes 128,64,256 --target ascend910b1 ";
+  const std::string config = R"( --config '{"cube":{"m":[64,64],"k":[32,64],"n":[64,128]}}')";
+  std::vector<Result> predicting = {pto_tune("explain" + workload + "--json"), pto_tune("run" + workload + "--backend sim" + config),
+                                    pto_tune("tune" + workload + "--backend sim --budget 2 --db " + quoted(home.str() + "/t.db"))};
+  const Result refused = pto_tune(kSmallMatmul + "--samples 11");
+  const Result replaced = pto_tune(kSmallMatmul + "--samples 11 --replace --json");
+  ::unsetenv("PTO_TUNE_HOME");
+  for (const Result& r : predicting) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: coefficients file '" + path + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("uncalibrated"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(json::parse(predicting[0].out)["coefficients"], "uncalibrated (datasheet figures)");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  for (const std::string& part : {path, std::string("--replace")}) EXPECT_NE(refused.err.find(part), std::string::npos) << refused.err;
+  EXPECT_TRUE(refused.out.empty()) << "measured before refusing: " << refused.out;
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_EQ(Coefficients::load(path).samples, json::parse(replaced.out)["samples_used"].get<int>());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // `pto-tune db` and `pto-tune lookup` as a user drives them: show, export, import,
 // merge and check on real files; lookup along exact, nearest, model and default, with
-// stale records marked; bad files reported with exit code 2 and left unchanged.
+// stale records marked; bad files reported with exit code 2 and left unchanged (lookup:
+// a warning and the model's answer, exit 2 with --strict); a database in a folder the
+// reader cannot write read by every read-only command.
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -107,7 +109,7 @@ TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
   const testing::TempDir dir("cli_bad");
   const std::string notes = dir.write("notes.db", "my notes\n");
   for (const std::string command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
-                                     "lookup --op matmul --shapes 64,64,64 --db "}) {
+                                     "lookup --strict --op matmul --shapes 64,64,64 --db "}) {
     expect_usage_error(command + quoted(notes), {"notes.db", "not a SQLite database"});
   }
   expect_usage_error("db merge " + quoted(notes) + " --into " + quoted(dir.str() + "/out.db"), {"not a SQLite database"});
@@ -118,6 +120,54 @@ TEST(DbCli, BadFilesExitTwoAndStayUnchanged) {
   expect_usage_error("lookup --op matmul --shapes 64,64,64 --backend nosuch --db " + quoted(notes), {"'nosuch'", "known"});
   expect_usage_error("db export --db x.db", {"FILE.json"});
   expect_usage_error("db merge a.db", {"--into"});
+}
+
+// lookup on a database it cannot read answers as without one (the model's pick), warns
+// naming the file and why, and exits 0, as the JIT must go on; --strict exits 2. The
+// file is left byte for byte as it was.
+TEST(DbCli, LookupOnADatabaseItCannotReadWarnsAndServesTheModelUnlessStrict) {
+  const testing::TempDir dir("cli_lookup_bad");
+  const std::string db = seeded_db(dir);
+  db::testing::corrupt_schema_page(db);
+  const std::string before = file_bytes(db);
+  const std::string args = "lookup --op matmul --shapes 256,256,256 --target ascend910b1 --db " + quoted(db);
+  const Result r = pto_tune(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["source"], "model");
+  EXPECT_TRUE(r.err.starts_with("pto-tune: warning: tuning database '" + db + "'")) << r.err;
+  EXPECT_NE(r.err.find("corrupt"), std::string::npos) << r.err;
+  const Result module = pto_tune(args + " --emit pypto --dynamic M");
+  EXPECT_EQ(module.exit_code, 0) << module.err;
+  EXPECT_NE(module.out.find("def tiles_for"), std::string::npos) << module.out;
+  expect_usage_error(args + " --strict", {db, "corrupt"});
+  EXPECT_EQ(file_bytes(db), before);
+}
+
+// A deployed database: WAL mode, in a folder the reader may not write (root-owned,
+// mode 555), where SQLite cannot create the -wal and -shm a WAL reader needs. Every
+// command that only reads works, and nothing appears beside the file.
+TEST(DbCli, ReadCommandsWorkOnADatabaseInAFolderTheyCannotWrite) {
+  const testing::TempDir dir("cli_ro_folder");
+  std::filesystem::create_directories(dir.path() / "deployed");
+  const std::string db = seeded_db(dir, "deployed/tune.db");
+  const std::string before = file_bytes(db);
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path() / "deployed", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                               fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  for (const std::string& command :
+       {"db show --db " + quoted(db), "db check --db " + quoted(db),
+        "db export " + quoted(dir.str() + "/configs.json") + " --db " + quoted(db),
+        "db merge " + quoted(db) + " --into " + quoted(dir.str() + "/merged.db"),
+        "lookup --strict --op matmul --shapes 256,256,256 --target ascend910b1 --db " + quoted(db)}) {
+    const Result r = pto_tune(command);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+  }
+  EXPECT_EQ(lookup_json(db, "256,256,256")["source"], "exact");
+  std::vector<std::string> beside;
+  for (const auto& entry : fs::directory_iterator(dir.path() / "deployed")) beside.push_back(entry.path().filename());
+  EXPECT_EQ(beside, std::vector<std::string>{"tune.db"});
+  fs::permissions(dir.path() / "deployed", fs::perms::owner_all);
+  EXPECT_EQ(file_bytes(db), before);
 }
 
 // Exporting onto the database itself (by its name or a link to it) would replace it

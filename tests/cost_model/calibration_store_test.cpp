@@ -1,7 +1,8 @@
 // The calibration store: files keyed by target fingerprint (a user's target that reuses
 // a built-in name has a file of its own), names that cannot leave the folder, atomic
-// replacement that neither follows a planted symlink nor leaves a temporary file, and a
-// better-conditioned saved fit kept unless the caller insists.
+// replacement that neither follows a planted symlink nor leaves a temporary file, a
+// better-conditioned saved fit kept unless the caller insists, and a file that cannot be
+// used warned about and predicted past with the datasheet figures.
 #include "cost_model/calibration_store.h"
 
 #include <cstdlib>
@@ -9,9 +10,11 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/target.h"
+#include "core/warning.h"
 #include "tests/temp_dir.h"
 
 namespace pto {
@@ -123,6 +126,33 @@ TEST(CalibrationStore, AFitOnFewerSamplesDoesNotReplaceABetterOneUnlessAsked) {
   EXPECT_TRUE(save_calibration(temp.str(), t, "sim", fit_on(t, 80, 1.3)).saved);  // more samples: replaced
   EXPECT_TRUE(save_calibration(temp.str(), t, "sim", fit_on(t, 12, 2.0), /*replace_better=*/true).saved);
   EXPECT_EQ(calibrated_coefficients(t, "sim", temp.str())[Coef::Hbm], 2.0);
+}
+
+// A saved file that does not parse, or was fitted for another target, must not stop
+// what only predicts: a warning naming the file and the datasheet figures, the file left
+// as it was. Asked for strictly (load_calibrated), it is the error naming the file.
+TEST(CalibrationStore, AFileThatCannotBeUsedIsAWarningAndTheDatasheetFigures) {
+  const TempDir temp("store_corrupt");
+  const Target t = load_target("ascend910b1");
+  Coefficients other = fit_on(load_target("ascend910b2"), 20, 1.5);
+  other.target = "ascend910b2";
+  other.fingerprint = load_target("ascend910b2").fingerprint();
+  other.backend = "sim";
+  for (const std::string& text : {std::string("{not json"), other.to_json().dump()}) {
+    const std::string path = calibration_path(temp.str(), t, "sim");
+    { std::ofstream(path) << text; }
+    std::vector<std::string> warnings;
+    const WarningSink previous = set_warning_sink([&](const std::string& m) { warnings.push_back(m); });
+    const Coefficients used = calibrated_coefficients(t, "sim", temp.str());
+    set_warning_sink(previous);
+    EXPECT_EQ(used.value, Coefficients::defaults(t).value);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(path), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("uncalibrated"), std::string::npos) << warnings[0];
+    EXPECT_THROW(load_calibrated(temp.str(), t, "sim"), Error);
+    std::ifstream kept(path);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), text);
+  }
 }
 
 TEST(CalibrationStore, DefaultFolderFollowsTheEnvironment) {

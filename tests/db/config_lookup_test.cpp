@@ -218,9 +218,37 @@ TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
   EXPECT_EQ(provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu()).source, ConfigSource::Exact);
   EXPECT_EQ(DbConfigProvider(dir.str() + "/missing.db").size(), 0u);
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/missing.db"));
-  const std::string bad = dir.write("bad.db", "not a database");
-  pto::testing::expect_error([&] { DbConfigProvider p(bad); }, ErrorCategory::Db, {"not a SQLite database"});
-  EXPECT_EQ(testing::file_bytes(bad), "not a database");
+}
+
+// The JIT degrades rather than dies: a database it cannot read — not one at all, or
+// corrupt — serves what no database would (the model's pick, then the default), with
+// a warning naming the file and why; strict makes it the error. The file is unchanged.
+TEST(ConfigLookup, ADatabaseThatCannotBeReadServesTheModelWithAWarningOrStrictlyFails) {
+  const pto::testing::TempDir dir("lookup_bad");
+  const std::string corrupt = dir.str() + "/corrupt.db";
+  TuningDb::open(corrupt)->commit(std::vector{tuned("matmul|256,256,256|fp16", kSmall)});
+  testing::corrupt_schema_page(corrupt);
+  const std::string text = dir.write("text.db", "not a database");
+  const Workload w = Workload::parse_key("matmul|256,256,256|fp16");
+  for (const auto& [path, why] : {std::pair{corrupt, "corrupt"}, std::pair{text, "not a SQLite database"}}) {
+    const std::string before = testing::file_bytes(path);
+    std::vector<std::string> warnings;
+    LookupOptions options;
+    options.warn = [&](const std::string& message) { warnings.push_back(message); };
+    DbConfigProvider provider(path, options);
+    EXPECT_EQ(provider.size(), 0u);
+    EXPECT_EQ(provider.choose(w, npu()).source, ConfigSource::Model);
+    ASSERT_EQ(warnings.size(), 1u) << path;
+    EXPECT_EQ(warnings[0], provider.load_warning());
+    for (const std::string& part : {path, std::string(why), std::string("model")})
+      EXPECT_NE(warnings[0].find(part), std::string::npos) << warnings[0];
+    options.model_candidates = 0;
+    EXPECT_EQ(DbConfigProvider(path, options).choose(w, npu()).source, ConfigSource::Default);
+    options.strict = true;
+    pto::testing::expect_error([&] { DbConfigProvider p(path, options); }, ErrorCategory::Db, {path, why});
+    EXPECT_EQ(warnings.size(), 2u) << "strict warned";
+    EXPECT_EQ(testing::file_bytes(path), before) << path;
+  }
 }
 
 TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {

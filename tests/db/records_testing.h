@@ -77,4 +77,12 @@ inline std::string file_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// Writes garbage over the schema page of the database at `path`, after its 100-byte
+// header: still a SQLite file, now a corrupt one.
+inline void corrupt_schema_page(const std::string& path) {
+  std::string bytes = file_bytes(path);
+  for (size_t i = 100; i < 4096 && i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5 ^ i);
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
 }  // namespace pto::db::testing

@@ -1,6 +1,8 @@
 // TuningDb: the store against a brute-force reference (failures never best), the
-// schema version and its migrations, concurrent writers in two processes, a writer
-// killed mid-transaction, bad files reported and left byte-identical, export/import
+// schema version and its migrations, concurrent writers in two processes, many
+// processes creating, writing and reading a new database at once, a writer killed
+// mid-transaction, bad files reported and left byte-identical, a WAL database read
+// from a folder its reader cannot write, export/import
 // and merge (best per key, idempotent, order-independent, fresh before stale); and the
 // one ranking of records: best(), top_k(), best_records(), the lookup's best_configs(),
 // merge and batch resume's is_tuned() agree on random databases with stale records, and
@@ -10,7 +12,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -19,6 +23,7 @@
 
 #include "core/error.h"
 #include "core/json_read.h"
+#include "db/config_lookup.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
 #include "db/tuning_db.h"
@@ -268,11 +273,7 @@ TEST(TuningDb, BadFilesAreReportedAndLeftByteIdentical) {
     std::mt19937_64 rng(3);
     db->commit(random_records(rng, 50));
   }
-  {  // garbage over the schema page, after the 100-byte header
-    std::string bytes = file_bytes(corrupt);
-    for (size_t i = 100; i < 4096 && i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5 ^ i);
-    std::ofstream(corrupt, std::ios::binary) << bytes;
-  }
+  testing::corrupt_schema_page(corrupt);
   const std::vector<std::tuple<std::string, std::string>> cases = {
       {text, "not a SQLite database"}, {other_sqlite, "not a pto-tune tuning database"}, {corrupt, "corrupt"}};
   for (const auto& [path, why] : cases) {
@@ -324,6 +325,123 @@ TEST(TuningDb, ReadOnlyFileOrFolderIsAClearError) {
   expect_error([&] { TuningDb::open((locked / "new.db").string()); }, ErrorCategory::Db, {"read-only"});
   EXPECT_FALSE(fs::exists(locked / "new.db"));
   fs::permissions(locked, fs::perms::owner_all);
+}
+
+// Runs `read` in a child process as a user who may not write what root made (root
+// reads as nobody: permissions do not stop root); its exit code, 0 when `read` held.
+int exit_code_reading_as_another_user(const std::function<bool()>& read) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    try {
+      ::_exit(read() ? 0 : 1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "reader: %s\n", e.what());
+      ::_exit(2);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<std::string> names_in(const fs::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A deployed database: WAL mode, in a folder its reader may not write, so that SQLite
+// cannot create the -wal and -shm a WAL reader needs; read-only opens once failed
+// with "attempt to write a readonly database". Everything a reader does works, for
+// another user and for the owner of a folder marked read-only, nothing appears beside
+// the file, and the file is unchanged.
+TEST(TuningDb, AWalDatabaseInAFolderItsReaderCannotWriteIsRead) {
+  const TempDir dir("db_ro_folder");
+  const fs::path folder = dir.path() / "deployed";
+  fs::create_directories(folder);
+  const std::string path = (folder / "t.db").string();
+  std::mt19937_64 rng(5);
+  TuningDb::open(path)->commit(random_records(rng, 30));
+  const std::string before = file_bytes(path);
+  const fs::perms r_x = fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                        fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec;
+  fs::permissions(folder, r_x);
+  auto read = [&] {
+    auto db = TuningDb::open(path, OpenMode::ReadOnly);
+    return db->records().size() == 30 && db->check().empty() &&
+           db->best_configs().entries.size() == db->best_records().size();
+  };
+  EXPECT_TRUE(read());
+  EXPECT_EQ(exit_code_reading_as_another_user(read), 0);
+  const std::string out = dir.str() + "/merged.db";
+  EXPECT_EQ(TuningDb::merge({path}, out).inputs, 1u);
+  EXPECT_EQ(TuningDb::open(out, OpenMode::ReadOnly)->best_records().size(),
+            TuningDb::open(path, OpenMode::ReadOnly)->best_records().size());
+  EXPECT_EQ(names_in(folder), std::vector<std::string>{"t.db"});
+  fs::permissions(folder, fs::perms::owner_all);
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+// Eight processes race to create one new database and write records into it, each
+// opening and closing it per batch (so checkpoints run all along), while readers open
+// it read-only and load the lookup from the moment the file appears, maybe before it
+// has a schema. Once some failed with "database disk image is malformed" (an unlocked
+// read of pages being checkpointed, taken for corruption) or "has an older schema" (a
+// schema being created): nothing may fail now, and no record may be lost.
+TEST(TuningDb, ProcessesCreatingWritingAndReadingANewDatabaseAtOnceLoseNothing) {
+  const TempDir dir("db_race");
+  const std::string path = dir.str() + "/t.db";
+  constexpr int kWriters = 8, kReaders = 4, kBatches = 12, kPerBatch = 4, kReads = 12;
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> children;
+  auto spawn = [&](const std::function<void()>& work) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(go[1]);
+      char c;
+      (void)!::read(go[0], &c, 1);  // all start at once, when the parent closes the pipe
+      try {
+        work();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "process %d: %s\n", ::getpid(), e.what());
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  };
+  for (int w = 0; w < kWriters; ++w) {
+    spawn([&, w] {
+      std::mt19937_64 rng(w);
+      for (int b = 0; b < kBatches; ++b)
+        TuningDb::open(path)->commit(random_records(rng, kPerBatch, (w + 1) * 1000000 + b * kPerBatch));
+    });
+  }
+  for (int r = 0; r < kReaders; ++r) {
+    spawn([&] {
+      while (!fs::exists(path)) ::usleep(100);
+      LookupOptions strict;
+      strict.strict = true;
+      strict.model_candidates = 0;
+      for (int i = 0; i < kReads; ++i) {
+        TuningDb::open(path, OpenMode::ReadOnly)->best_records();
+        DbConfigProvider lookup(path, strict);
+      }
+    });
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "process " << pid << " failed";
+  }
+  auto db = TuningDb::open(path, OpenMode::ReadOnly);
+  EXPECT_EQ(db->records().size(), size_t{kWriters * kBatches * kPerBatch});
+  EXPECT_TRUE(db->check().empty());
 }
 
 TEST(TuningDb, AMissingFileOpenedReadOnlyIsAnError) {

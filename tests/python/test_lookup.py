@@ -1,9 +1,13 @@
 """lookup() along its four paths — exact hit, nearest tuned shape, the cost model's
-pick, the op's default — plus a stale record, and from many threads at once. The
-records are committed by hand, so that each answer is known in advance."""
+pick, the op's default — plus a stale record, and from many threads at once; a
+database it cannot read (a warning, and the answer without it) and one in a folder it
+may not write. The records are committed by hand, so that each answer is known in
+advance."""
 
+import hashlib
 import os
 import threading
+import warnings
 
 import pytest
 
@@ -141,3 +145,39 @@ def test_text_python_cannot_encode_is_an_error_not_a_crash(records_db):
         with pytest.raises((pto_tune.Error, RuntimeError, TypeError)):
             call()
     assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db).source == "exact"
+
+
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_a_database_that_cannot_be_read_serves_the_model_with_a_warning(records_db):
+    with open(records_db, "r+b") as f:  # garbage over the schema page, after the header
+        f.seek(100)
+        f.write(bytes((0xA5 ^ i) & 0xFF for i in range(100, 4096)))
+    before = sha256_of(records_db)
+    with pytest.warns(UserWarning, match=r"tuning database '.*tune\.db' not used: .*corrupt"):
+        assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db).source == "model"
+    with pytest.warns(UserWarning):
+        assert pto_tune.lookup("matmul", [512, 512, 1024], db=records_db, model=False).source == "default"
+    pto_tune.reload(records_db)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the strict lookup of Python
+        with pytest.raises(UserWarning, match="corrupt"):
+            pto_tune.lookup("matmul", [512, 512, 1024], db=records_db)
+    assert sha256_of(records_db) == before
+
+
+def test_a_database_in_a_folder_the_reader_cannot_write_is_read(tmp_path):
+    # A deployed WAL database: SQLite cannot create its -wal and -shm beside it there.
+    folder = tmp_path / "deployed"
+    folder.mkdir()
+    path = str(folder / "tune.db")
+    pto_tune.Database(path).commit([make_record("matmul|512,512,1024|fp16", TUNED, 1000.0)])
+    os.chmod(folder, 0o555)
+    try:
+        assert pto_tune.lookup("matmul", [512, 512, 1024], db=path).source == "exact"
+        assert os.listdir(folder) == ["tune.db"]
+    finally:
+        os.chmod(folder, 0o755)
