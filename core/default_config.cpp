@@ -198,8 +198,9 @@ bool fix_structure(TileConfig& c, const std::vector<Violation>& v, const GraphEx
   return changed;
 }
 
-// flash_attention: the vector slices' rows first (UB), then the matmuls' L0 tiles when an
-// L0 overflows, then the KV block, the Q block and the pipeline's depth, each halved down
+// flash_attention: the deep QK preload first (on a direct target its FIFOs land in L1 and
+// UB), then the vector slices' rows (UB), then the matmuls' L0 tiles when an L0
+// overflows, then the KV block, the Q block and the pipeline's depth, each halved down
 // to a floor. v1's rows stay whole 16-row fractals: on a direct target its slice of P goes
 // straight into L1 (attention_tiling.cpp, rule "attention alignment").
 bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv_floor) {
@@ -208,6 +209,10 @@ bool shrink_attention(TileConfig& c, const std::vector<Violation>& v, int64_t kv
     x = std::max(floor, x / 2);
     return true;
   };
+  if (c.attention->preload) {
+    c.attention->preload.reset();
+    return true;
+  }
   for (const auto& [stage, floor] : {std::pair{"v1", 16}, std::pair{"v2", 8}}) {
     StageTiles& st = c.stages[stage];
     if (!st.vec) st.vec = passes::fallback_stage(stage).vec;

@@ -231,9 +231,11 @@ TensorGraph build_attention(const Workload& w) {
 
 // ---- Hand-picked configs ----------------------------------------------------------------
 
-// flash_attention's buffer depth is its kernel's (the QK preload plus one); every other
-// op leaves it to the compiler, as PyPTO, which has no buffer-depth setter, does.
-constexpr int kAttentionPreload = 2;
+// flash_attention's buffer depth and QK preload are its kernel's (pto-isa flash_atten:
+// ping-pong L1 tiles, qkPreloadNum 4); every other op leaves the depth to the compiler,
+// as PyPTO, which has no buffer-depth setter, does.
+constexpr int kAttentionBuffers = 2;
+constexpr int kAttentionPreload = 4;
 constexpr int64_t kVecBlockBytes = 32 * 1024;  // vector blocks are computed in fp32
 Shape elementwise_vec() { return {64, 512}; }  // the guide's starting point
 
@@ -281,7 +283,7 @@ TileConfig row_hand_picked(const Workload& w) {
 // 128, TILE_S1 256) with each vector core owning half the rows in slices of 16.
 TileConfig flash_attention_hand_picked(const Workload&) {
   TileConfig t;
-  t.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq, std::nullopt};
+  t.attention = AttentionTiles{128, 256, 1, TaskOrder::Bhq, kAttentionPreload};
   CubeTile c1 = cube_tile(128, 64, 128, 128);  // S = Q K^T: M the Q rows, K the head dim
   c1.nL1 = 256;                                 // N the KV block, in L0 sub-tiles of 128
   const CubeTile c2 = cube_tile(128, 128, 256, 128);  // O = P V: K the KV block, N the head dim
@@ -289,7 +291,7 @@ TileConfig flash_attention_hand_picked(const Workload&) {
   t.stages["v1"].vec = Shape{16, 256};
   t.stages["c2"].cube = c2;
   t.stages["v2"].vec = Shape{16, 128};
-  t.nbuffer = kAttentionPreload;
+  t.nbuffer = kAttentionBuffers;
   return t;
 }
 

@@ -337,10 +337,11 @@ struct CostModel::Impl {
 
   // A MIX kernel (flash_attention): per KV block a Cube stage (K/V/P in, QK and PV on
   // the Cube, S and O_j out) and a vector stage (S and O_j in, the softmax and the update,
-  // P out), each its pipes overlapped over its sub-steps; with a preload (nbuffer >= 2)
-  // the two stages overlap block by block, the faster one showing once per task (the
-  // pipeline's fill, after the chain of the first block's hand-offs), else they
-  // alternate but for the loads that run under the other side's work. The tasks go to
+  // P out), each its pipes overlapped over its sub-steps where its buffers have two slots
+  // (nbuffer >= 2); with a QK preload the two stages overlap block by block, the faster
+  // one showing once per task (the pipeline's fill, after the chain of the first block's
+  // hand-offs), else they alternate but for the loads that run under the other side's
+  // work. The tasks go to
   // the clusters as the dispatcher sends them (analyze: the busiest cluster's blocks and
   // tasks), so that a causal kernel's order counts.
   TimeTerms mix_kernel_time(const KernelSummary& k, const Coefficients& c, KernelEstimate* detail) const {
@@ -382,6 +383,7 @@ struct CostModel::Impl {
                               TimeTerms::term(c, Coef::Latency, (direct ? 0.0 : hm[1][pipe_mte3] * t.gm_write_latency) +
                                                                     k.aiv_gm_stores * t.gm_write_latency)) * per_unit;
     const int nbuffer = k.nbuffer;
+    const bool preloads = k.attention_tiles.at(12) >= 1;  // the QK preload (analyze.h)
     const double substeps = std::max(1.0, static_cast<double>(k.tmatmuls) * per);
     const std::array<TimeTerms, 4> cube_pipes = {c_mte2, c_mte1, c_m, c_fix};
     const std::array<TimeTerms, 3> vector_pipes = {v_mte2, v_v, v_mte3};
@@ -398,13 +400,13 @@ struct CostModel::Impl {
     // slice before (all but the first slice's).
     const double v1_slices = unit_slices(k, units, true);
     const TimeTerms block =
-        nbuffer >= 2 ? max(cube_step, vector_step)
+        preloads ? max(cube_step, vector_step)
                      : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices));
     // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
     // handed across once, and the output stored, one after another.
     const double handoff_latency = direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency;
     const TimeTerms chain = TimeTerms::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
-    const TimeTerms fill = (nbuffer >= 2 ? cube_step + vector_step - block : TimeTerms{}) + chain;
+    const TimeTerms fill = (preloads ? cube_step + vector_step - block : TimeTerms{}) + chain;
     const double clusters = static_cast<double>(t.aic_cores), tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));
     const double waves = std::ceil(tasks / clusters);
     const double blocks_on_busiest = static_cast<double>(k.busiest_cluster_steps);

@@ -315,6 +315,9 @@ struct SpaceGenerator::Impl {
     c.vec = axes.vec[digit(axes.vec.size())];
     c.cube = axes.cube[digit(axes.cube.size())];
     c.fusion = axes.fusion[digit(axes.fusion.size())];
+    // The deep QK preload goes with double buffers, as in the kernel it comes from: with
+    // one slot its candidate is the one without it (equivalent, so skipped).
+    if (c.attention && c.attention->preload && c.nbuffer_or_default() < 2) c.attention->preload.reset();
     if (c.cube) {
       apply_k_split(*c.cube, k_split);
       c.cube->k_short_form = c.cube->kAL1 == c.cube->kBL1;

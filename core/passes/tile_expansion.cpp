@@ -174,6 +174,7 @@ void tile_cube_kernel(const TensorGraph& g, const KernelSpec& spec, const Resolv
 void tile_attention_kernel(const Partition& p, const KernelSpec& spec, const ResolvedConfig& rc, const Target& t,
                            RuleCheck& check, TiledKernel& k, TilePlan& plan) {
   k.attention = tile_attention(*spec.attention, rc, t, check);
+  k.nbuffer = k.attention->nbuffer;
   for (const ClusterBuffer& b : k.attention->buffers) {
     int64_t& peak = k.footprint[level(b.level)];
     peak = std::max(peak, b.offset + b.bytes);

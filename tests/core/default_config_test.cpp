@@ -76,6 +76,25 @@ TEST(DefaultConfig, LongFlashAttentionGrowsItsBlocksIntoTheProgramLimits) {
   EXPECT_TRUE(s.within_program_limits()) << c.to_string();
 }
 
+// The kernel's QK preload of four stays where its FIFOs go through the workspace (910B);
+// where they land in L1 and UB (the 950) and do not fit, it is the first thing given up,
+// before any block shrinks.
+TEST(DefaultConfig, FlashAttentionGivesUpTheDeepPreloadBeforeItsBlocks) {
+  const Workload w = Workload::parse_key("flash_attention|1,8,2048,2048,128|fp16");
+  const TensorGraph g = build_graph(w);
+  const TileConfig hand = find_op("flash_attention").hand_picked(w);
+  const TileConfig workspace = default_config(w, g, load_target("ascend910b1"));
+  EXPECT_EQ(workspace.preload_or_default(), 4);
+  const Target direct = load_target("ascend950pr");
+  ASSERT_FALSE(analyze(g, hand, direct).feasible) << "the case no longer needs shrinking";
+  const TileConfig c = default_config(w, g, direct);
+  EXPECT_TRUE(analyze(g, c, direct).feasible) << c.to_string();
+  EXPECT_FALSE(c.attention->preload) << c.to_string();
+  TileConfig shallow = hand;
+  shallow.attention->preload.reset();
+  if (analyze(g, shallow, direct).feasible) EXPECT_EQ(c, shallow);
+}
+
 TEST(DefaultConfig, TilesLargerThanTheShapeShrinkToTheAlignedDims) {
   const Target t = load_target("ascend910b1");
   const Workload w = Workload::parse_key("matmul|40,72,100|fp16");

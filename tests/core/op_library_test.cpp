@@ -177,7 +177,9 @@ TEST(HandPicked, VectorTiles) {
   EXPECT_EQ(att.cube, cube(64, 64, 64, 64, 64, 64));
   EXPECT_EQ(att.vec, (Shape{1, 1, 16, 512}));
   EXPECT_FALSE(att.fusion || att.nbuffer);
-  EXPECT_EQ(picked("flash_attention", {1, 2, 256, 256, 64}, DType::F16).nbuffer, 2);  // its kernel's preload
+  const TileConfig fa = picked("flash_attention", {1, 2, 256, 256, 64}, DType::F16);
+  EXPECT_EQ(fa.nbuffer, 2);  // its kernel's ping-pong L1 tiles ...
+  EXPECT_EQ(fa.preload_or_default(), 4);  // ... and qkPreloadNum
 }
 
 TEST(RandomInputs, DeterministicPerSeedAndDistinctPerInput) {
