@@ -71,7 +71,8 @@ void print_report(std::ostream& out, const FidelityReport& r, bool cross_validat
   out << "Published Ascend timings against the simulator (simulated figures; measured ones as published)\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const PointOutcome& o : r.points) {
-    std::vector<std::string> row = {o.point->id, o.point->target, mapping_name(o.point->mapping),
+    std::vector<std::string> row = {o.point->id + (o.point->in_fit ? "" : " (not fitted)"), o.point->target,
+                                    mapping_name(o.point->mapping),
                                     fixed(o.point->measured_us, 2), fixed(o.shipped_us, 2),
                                     signed_percent(o.shipped_us, o.point->measured_us)};
     if (cross_validated)
@@ -116,12 +117,13 @@ void print_report(std::ostream& out, const FidelityReport& r, bool cross_validat
   rows.clear();
   auto knob_row = [](const std::string& family, const std::string& fold, const SimKnobs& k) {
     return std::vector<std::string>{family, fold, fixed(k.hbm_gbps, 0), fixed(k.gm_read_bpc, 0),
-                                    fixed(k.min_burst_bytes, 0), fixed(k.launch_us, 1)};
+                                    fixed(k.min_burst_bytes, 0), fixed(k.launch_us, 1),
+                                    fixed(k.cross_core_sync_cycles, 0)};
   };
   for (const auto& [family, k] : r.fit) rows.push_back(knob_row(family, "(all)", k));
   for (const auto& [family, folds] : r.fold_fit)
     for (const auto& [source, k] : folds) rows.push_back(knob_row(family, "without " + source, k));
-  print_table(out, {"family", "fit", "hbm_gb/s", "gm_read_bpc", "min_burst_b", "launch_us"}, rows);
+  print_table(out, {"family", "fit", "hbm_gb/s", "gm_read_bpc", "min_burst_b", "launch_us", "xcore_sync"}, rows);
 }
 
 }  // namespace

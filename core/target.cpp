@@ -96,6 +96,7 @@ void for_each_field(T& t, Visit&& v) {
   v("l1_copy_latency", t.l1_copy_latency, Optional, kLatencyCycles);
   v("l1_to_l0_latency", t.l1_to_l0_latency, Optional, kLatencyCycles);
   v("sync_latency", t.sync_latency, Optional, kLatencyCycles);
+  v("cross_core_sync_latency", t.cross_core_sync_latency, Optional, kLatencyCycles);
   v("vector_barrier", t.vector_barrier, Optional, kLatencyCycles);
   v("kernel_launch_cycles", t.kernel_launch_cycles, Optional, kLatencyCycles);
   v("task_dispatch_cycles", t.task_dispatch_cycles, Optional, kLatencyCycles);

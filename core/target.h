@@ -79,6 +79,10 @@ struct Target {
   // Latencies in cycles.
   int gm_read_latency = 320, gm_write_latency = 180;
   int ub_copy_latency = 50, l1_copy_latency = 200, sync_latency = 1, vector_barrier = 18;
+  // A flag set on one core of a cluster and waited for on another (the Cube and vector
+  // units of a split-core chip: CrossCoreSetFlag / CrossCoreWaitFlag) reaches the waiter
+  // this much after its SET.
+  int cross_core_sync_latency = 0;
   int l1_to_l0_latency = 0;      // per L1 -> L0A/L0B move (load_data_perf measures 28)
   int kernel_launch_cycles = 0;  // fixed cost of one kernel launch
   int task_dispatch_cycles = 0;  // fixed cost of starting one task on a core

@@ -51,6 +51,13 @@ Simulated run_point(const Program& program, const Target& target) {
   return {r.time_ns / 1e3, static_cast<int>(program.kernels.size()), pipe_times(r, target)};
 }
 
+bool has_cross_core_flags(const Program& p) {
+  for (const BlockProgram& b : p.blocks)
+    for (const Instr& in : b.instrs)
+      if (in.flag_peer >= 0) return true;
+  return false;
+}
+
 double abs_log_error(double simulated, double measured) { return std::fabs(std::log(simulated / measured)); }
 
 // The simulated time as the point was measured: with `launch_us` per kernel where the
@@ -88,7 +95,7 @@ SimKnobs best_fit(const std::vector<GridPoint>& grid, const std::vector<double>&
 const GridPoint& grid_point(const std::vector<GridPoint>& grid, const SimKnobs& k) {
   for (const GridPoint& g : grid)
     if (g.knobs.hbm_gbps == k.hbm_gbps && g.knobs.gm_read_bpc == k.gm_read_bpc &&
-        g.knobs.min_burst_bytes == k.min_burst_bytes)
+        g.knobs.min_burst_bytes == k.min_burst_bytes && g.knobs.cross_core_sync_cycles == k.cross_core_sync_cycles)
       return g;
   return grid.front();
 }
@@ -118,38 +125,50 @@ void cross_validate(const std::string& family, const std::vector<const Program*>
                     std::vector<PointOutcome*>& members, FidelityReport& report) {
   const KnobGrid bounds = knob_grid(family);
   std::vector<GridPoint> grid;
-  for (double hbm : bounds.hbm_gbps)
-    for (double bpc : bounds.gm_read_bpc)
-      for (double burst : bounds.min_burst_bytes) grid.push_back({{hbm, bpc, burst, 0}, {}});
+  for (double sync : bounds.cross_core_sync_cycles)
+    for (double hbm : bounds.hbm_gbps)
+      for (double bpc : bounds.gm_read_bpc)
+        for (double burst : bounds.min_burst_bytes) grid.push_back({{hbm, bpc, burst, 0, sync}, {}});
   for (GridPoint& g : grid) g.runs.resize(members.size());
+  // A program without cross-core flags runs alike at every sync latency: simulated at the
+  // first one only (the grid's first block), then copied.
+  const size_t per_sync = grid.size() / bounds.cross_core_sync_cycles.size();
+  std::vector<bool> syncs;
+  for (const Program* p : programs) syncs.push_back(has_cross_core_flags(*p));
   const int jobs = static_cast<int>(grid.size() * members.size());
 #pragma omp parallel for schedule(dynamic)
   for (int job = 0; job < jobs; ++job) {
-    GridPoint& g = grid[job / members.size()];
-    const size_t i = job % members.size();
-    g.runs[i] = run_point(*programs[i], g.knobs.applied_to(members[i]->point->target_with_cores()));
+    const size_t g = job / members.size(), i = job % members.size();
+    if (g >= per_sync && !syncs[i]) continue;
+    grid[g].runs[i] = run_point(*programs[i], grid[g].knobs.applied_to(members[i]->point->target_with_cores()));
   }
+  for (size_t g = per_sync; g < grid.size(); ++g)
+    for (size_t i = 0; i < members.size(); ++i)
+      if (!syncs[i]) grid[g].runs[i] = grid[g % per_sync].runs[i];
   std::set<std::string> sources;
   for (PointOutcome* m : members) sources.insert(m->point->source);
 
-  const SimKnobs all = best_fit(grid, bounds.launch_us, members, std::vector<bool>(members.size(), true));
+  std::vector<bool> fitted;
+  for (PointOutcome* m : members) fitted.push_back(m->point->in_fit);
+  const SimKnobs all = best_fit(grid, bounds.launch_us, members, fitted);
   report.fit[family] = all;
   for (size_t i = 0; i < members.size(); ++i)
     members[i]->fitted_us = with_launch(grid_point(grid, all).runs[i], all.launch_us, *members[i]->point);
   for (const std::string& left_out : sources) {
     std::vector<bool> train;
-    for (PointOutcome* m : members) train.push_back(m->point->source != left_out);
+    for (PointOutcome* m : members) train.push_back(m->point->source != left_out && m->point->in_fit);
     const SimKnobs fold = best_fit(grid, bounds.launch_us, members, train);
     report.fold_fit[family][left_out] = fold;
     for (size_t i = 0; i < members.size(); ++i)
-      if (!train[i]) members[i]->held_out_us = with_launch(grid_point(grid, fold).runs[i], fold.launch_us, *members[i]->point);
+      if (members[i]->point->source == left_out) members[i]->held_out_us = with_launch(grid_point(grid, fold).runs[i], fold.launch_us, *members[i]->point);
   }
 }
 
 }  // namespace
 
 SimKnobs SimKnobs::of_target(const Target& t) {
-  return {t.hbm_gbps, t.gm_read_bpc, static_cast<double>(t.gm_min_burst_bytes), t.kernel_launch_cycles / t.clock_mhz};
+  return {t.hbm_gbps, t.gm_read_bpc, static_cast<double>(t.gm_min_burst_bytes), t.kernel_launch_cycles / t.clock_mhz,
+          static_cast<double>(t.cross_core_sync_latency)};
 }
 
 Target SimKnobs::applied_to(Target t) const {
@@ -158,12 +177,13 @@ Target SimKnobs::applied_to(Target t) const {
   t.gm_read_bpc = gm_read_bpc;
   t.gm_min_burst_bytes = std::llround(min_burst_bytes);
   t.kernel_launch_cycles = static_cast<int>(std::lround(launch_us * t.clock_mhz));
+  t.cross_core_sync_latency = static_cast<int>(std::lround(cross_core_sync_cycles));
   return t;
 }
 
 nlohmann::json SimKnobs::to_json() const {
   return {{"hbm_gbps", hbm_gbps}, {"gm_read_bpc", gm_read_bpc}, {"min_burst_bytes", min_burst_bytes},
-          {"launch_us", launch_us}};
+          {"launch_us", launch_us}, {"cross_core_sync_cycles", cross_core_sync_cycles}};
 }
 
 // Measured figures, not fitted. asc-devkit's data_copy moves 302 MB from GM on every
@@ -186,6 +206,10 @@ KnobGrid knob_grid(const std::string& family) {
   g.gm_read_bpc = {32, 40, 48, 56, 64};
   g.min_burst_bytes = {a950 ? 128.0 : 512.0};
   g.launch_us = {a950 ? 2.93 : 16.25};
+  // Fitted: how long a flag between the Cube and a vector unit takes to arrive. No source
+  // states it; only flash_attention's hand-offs wait for such flags, and the published
+  // ones are PI-fa's on the 910B (none on the 950, whose figure stays 0).
+  g.cross_core_sync_cycles = a950 ? std::vector<double>{0} : std::vector<double>{0, 1000, 2000, 3000, 4000, 5000, 6000, 8000};
   return g;
 }
 

@@ -27,6 +27,7 @@ struct SimKnobs {
   double gm_read_bpc = 0;      // per-core rate for data that comes from HBM
   double min_burst_bytes = 0;  // each contiguous run costs at least this much
   double launch_us = 0;        // per kernel launch, counted by Task Duration
+  double cross_core_sync_cycles = 0;  // a flag from the Cube to a vector unit or back
   static SimKnobs of_target(const Target& t);
   Target applied_to(Target t) const;
   nlohmann::json to_json() const;
@@ -34,7 +35,7 @@ struct SimKnobs {
 
 // The bounds of each knob, as the grid the fit searches.
 struct KnobGrid {
-  std::vector<double> hbm_gbps, gm_read_bpc, min_burst_bytes, launch_us;
+  std::vector<double> hbm_gbps, gm_read_bpc, min_burst_bytes, launch_us, cross_core_sync_cycles;
 };
 KnobGrid knob_grid(const std::string& family);
 

@@ -70,6 +70,8 @@ PublishedPoint parse_point(const json& r, const json& sources, const std::string
   p.measured_us = jr::positive_number(field(r, "measured_us", at), at + ".measured_us");
   if (r.contains("metric")) p.metric = jr::string(r.at("metric"), at + ".metric");
   if (r.contains("launch_included")) p.launch_included = jr::boolean(r.at("launch_included"), at + ".launch_included");
+  if (r.contains("fit")) p.in_fit = jr::boolean(r.at("fit"), at + ".fit");
+  if (!p.in_fit) p.fit_note = jr::string(field(r, "fit_note", at), at + ".fit_note");
   if (r.contains("pipes_us"))
     for (const auto& [pipe, value] : jr::object(r.at("pipes_us"), at + ".pipes_us").items())
       p.pipes_us[pipe] = jr::positive_number(value, at + ".pipes_us." + pipe);

@@ -38,6 +38,10 @@ struct PublishedPoint {
   // launch) or not (timers read inside the kernel): the simulated time loses the target's
   // launch cost where it does not.
   bool launch_included = true;
+  // Whether the simulator's knobs are fitted on it: false for a figure its own source
+  // contradicts (fit_note says how); it is still simulated and reported.
+  bool in_fit = true;
+  std::string fit_note;
   std::map<std::string, double> pipes_us;  // "aic_mte2" -> us
 
   bool simulated() const { return config.has_value(); }

@@ -130,7 +130,11 @@ PlannedStep plan_step(const Context& c, size_t index, std::vector<Operand>& gm_o
     case Opcode::TREDUCE: s.cycles = vector_cycles(c, index, op_kind_name(in.vop)); break;
     case Opcode::TFILL: s.cycles = vector_cycles(c, index, "fill"); break;
     case Opcode::SET_FLAG: s.kind = StepKind::SetFlag; s.cycles = c.target.sync_latency; break;
-    case Opcode::WAIT_FLAG: s.kind = StepKind::WaitFlag; s.cycles = c.target.sync_latency; break;
+    case Opcode::WAIT_FLAG:
+      s.kind = StepKind::WaitFlag;
+      s.cycles = c.target.sync_latency;
+      if (in.flag_peer >= 0) s.latency = c.target.cross_core_sync_latency;  // set on another core
+      break;
   }
   return s;
 }

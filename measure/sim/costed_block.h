@@ -37,7 +37,7 @@ struct PlannedStep {
   int matched_set = -1;    // WaitFlag: index of its SET_FLAG in the block
   // GM transfers: the window (binding slot, offset, extent) and the per-core costs.
   int gm_operand = -1;     // index into CostedBlock::gm_operands
-  double latency = 0;
+  double latency = 0;       // ... and a WaitFlag's: how long its SET takes to arrive
   double hit_bytes_per_cycle = 0;   // data the L2 holds (for writes: the path's rate)
   double miss_bytes_per_cycle = 0;  // data fetched from HBM
   double bytes = 0;                 // Workspace: what it moves

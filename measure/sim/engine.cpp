@@ -326,7 +326,7 @@ class Engine {
           run->waiting_on[lane] = step.matched_set;
           return;
         }
-        start = std::max(start, set_end);
+        start = std::max(start, set_end + step.latency);
       } else if (step.kind != StepKind::Local && step.kind != StepKind::SetFlag) {
         core.parked[p] = true;
         return push({start, EventKind::GmStep, c, p});

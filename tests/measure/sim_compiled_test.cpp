@@ -88,6 +88,41 @@ TEST(SimCompiled, RandomFlashAttentionConfigsSimulateOnEveryNpuTarget) {
   }
 }
 
+// A flag from the Cube to a vector unit or back arrives cross_core_sync_latency after its
+// SET: flash_attention's kernel (whose hand-offs wait for such flags) only gets slower
+// with it, by no more than every cross-core wait of the longest cluster's tasks in turn;
+// a program without cross-core flags (a matmul) does not change.
+TEST(SimCompiled, CrossCoreFlagsArriveAfterTheTargetsSyncLatency) {
+  Target target = load_target("ascend910b1");
+  auto time_with = [&](const Program& p, int latency) {
+    target.cross_core_sync_latency = latency;
+    return simulate(p, target).cycles;
+  };
+  auto cross_core_waits = [](const Program& p) {
+    int64_t n = 0;
+    for (const BlockProgram& b : p.blocks)
+      for (const Instr& in : b.instrs) n += in.op == Opcode::WAIT_FLAG && in.flag_peer >= 0;
+    return n;
+  };
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 6; ++trial) {
+    const Workload w = Workload::parse_key("flash_attention|1," + std::to_string(1 + trial % 3) + ",128," +
+                                           std::to_string(256 * (1 + trial)) + ",64|fp16");
+    const TensorGraph graph = build_graph(w);
+    const Program p = compile(graph, default_config(w, graph, target), target).program;
+    SCOPED_TRACE(w.key());
+    ASSERT_GT(cross_core_waits(p), 0);
+    const double base = time_with(p, 0), slow = time_with(p, 2000);
+    EXPECT_GT(slow, base);
+    EXPECT_LE(slow, base + 2000.0 * static_cast<double>(cross_core_waits(p)));
+  }
+  const Workload mm = Workload::parse_key("matmul|256,512,384|fp16");
+  const TensorGraph g = build_graph(mm);
+  const Program matmul = compile(g, default_config(mm, g, target), target).program;
+  EXPECT_EQ(cross_core_waits(matmul), 0);
+  EXPECT_EQ(time_with(matmul, 0), time_with(matmul, 5000));
+}
+
 // With split-K, the chunks of one output tile store fp32 partial sums that a Combine
 // kernel adds up (int32 would add atomically): the simulator finishes every chunk, and
 // the cores the chunks fill pay for the second kernel here.
