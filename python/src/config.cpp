@@ -115,8 +115,16 @@ void bind_config(py::module_& m) {
           "c2, v2; any other op's one stage 'main'. What pto_tune.apply sets, stage by stage.")
       .def_property_readonly(
           "nbuffer", [](const Config& c) { return c.tiles.nbuffer; },
-          "n-buffer depth, or None (1): flash_attention's QK preload depth (a kernel argument);\n"
+          "n-buffer depth, or None (1): flash_attention's L1/UB buffer depth (a kernel argument);\n"
           "for any other op pto-tune's own, PyPTO having no buffer-depth setter.")
+      .def_property_readonly(
+          "preload",
+          [](const Config& c) -> std::optional<int> {
+            if (!c.tiles.attention) return std::nullopt;
+            return c.tiles.preload_or_default();
+          },
+          "flash_attention's QK preload: how many KV blocks its QK runs ahead of PV (a kernel\n"
+          "argument; the config's attention.preload, else nbuffer - 1); None for other ops.")
       .def_property_readonly(
           "l2_group",
           [](const Config& c) -> std::optional<std::vector<int64_t>> {

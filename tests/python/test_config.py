@@ -37,6 +37,7 @@ def test_random_configs_read_as_their_json_says():
         assert pto_tune.Config(cfg.to_json()) == cfg
         assert cfg.vec == given.get("vec")
         assert cfg.nbuffer == given.get("nbuffer")
+        assert cfg.preload is None
         assert cfg.l2_group == given.get("l2_group")
         if "cube" in given:
             cube = given["cube"]
@@ -80,3 +81,10 @@ def test_apply_needs_a_config(standin):
 def test_a_module_without_the_setter_is_pythons_attribute_error():
     with pytest.raises(AttributeError):
         pto_tune.apply(pto_tune.Config({"vec": [8]}), object())
+
+
+def test_flash_attention_preload_is_the_configs_or_one_less_than_the_depth():
+    loop = {"q_tile": 128, "kv_tile": 256}
+    assert pto_tune.Config({"attention": loop, "nbuffer": 2}).preload == 1
+    assert pto_tune.Config({"attention": loop}).preload == 0
+    assert pto_tune.Config({"attention": dict(loop, preload=4), "nbuffer": 2}).preload == 4
