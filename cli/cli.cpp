@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iostream>
+#include <typeinfo>
 
 #include "core/analyze.h"
 #include "core/error.h"
@@ -11,6 +12,21 @@
 #include "core/warning.h"
 
 namespace pto::cli {
+namespace {
+
+// Boost reads "-1" into an unsigned option as 2^64 - 1 without a word; a negative seed,
+// count or shard is a mistake to report, not a number to wrap.
+void reject_negative_unsigned(const po::parsed_options& parsed, const po::variables_map& vm) {
+  for (const po::option& o : parsed.options) {
+    const auto it = vm.find(o.string_key);
+    if (it == vm.end() || it->second.value().type() != typeid(uint64_t)) continue;
+    for (const std::string& text : o.value)
+      if (text.find('-') != std::string::npos)
+        usage_error("--" + o.string_key + ": expected a non-negative integer, got '" + text + "'");
+  }
+}
+
+}  // namespace
 
 std::optional<po::variables_map> parse_command(const std::vector<std::string>& args,
                                                const po::options_description& options,
@@ -25,6 +41,7 @@ std::optional<po::variables_map> parse_command(const std::vector<std::string>& a
     const auto stray = po::collect_unrecognized(parsed.options, po::include_positional);
     if (!stray.empty()) usage_error("unexpected argument '" + stray.front() + "' (see 'pto-tune " + help.name + " --help')");
     po::store(parsed, vm);
+    reject_negative_unsigned(parsed, vm);
     if (vm.count("help")) {
       std::cout << "Usage: pto-tune " << help.name << " " << help.usage << "\n\n"
                 << help.summary << "\n\nExample:\n  " << help.example << "\n\n"

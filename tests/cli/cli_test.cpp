@@ -62,6 +62,10 @@ TEST(Cli, UnknownCommandsAndOptionsAreUsageErrorsNamingThem) {
   expect_usage_error("compile --op matmul", {"--shapes"});
   expect_usage_error("run --op matmul --shapes 8,8,8 --repeats 0", {"--repeats", "0"});
   expect_usage_error("run --op matmul --shapes 8,8,8 --repeats many", {"--repeats", "many"});
+  // Unsigned options would wrap a negative number to 2^64 - n.
+  expect_usage_error("run --op matmul --shapes 8,8,8 --seed -1", {"--seed: expected a non-negative integer, got '-1'"});
+  expect_usage_error("tune --op matmul --shapes 8,8,8 --seed=-7 --backend model", {"--seed", "'-7'"});
+  expect_usage_error("batch nosuch.batch --shard-count -2 --shard 0", {"--shard-count", "'-2'"});
 }
 
 TEST(Cli, OptionsThatWouldDoNothingOrNameAnotherFlagAreUsageErrors) {
