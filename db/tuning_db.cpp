@@ -535,6 +535,7 @@ size_t TuningDb::import_json(const std::string& file) {
   for (size_t i = 0; i < list.size(); ++i) {
     try {
       records.push_back(TuningRecord::from_json(list[i]));
+      records.back().check_importable();
     } catch (const Error& e) {
       fail(e.category(), "'" + file + "' records[" + std::to_string(i) + "]: " + e.what());
     }

@@ -1,14 +1,19 @@
 #include "search/tuning_record.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "core/analyze.h"
 #include "core/error.h"
 #include "core/json_read.h"
+#include "core/op_library.h"
 #include "core/version.h"
 #include "cost_model/version.h"
+#include "measure/runner.h"
 
 namespace pto::search {
 
@@ -83,6 +88,24 @@ json TuningRecord::to_json() const {
               {"measurement", measurement.to_json()},
               {"versions", {{"compiler", versions.compiler}, {"cost_model", versions.cost_model}}},
               {"strategy", strategy}};
+}
+
+void TuningRecord::check_importable() const {
+  const TensorGraph graph = within("workload", [&] { return build_graph(workload); });
+  within("backend", [&] {
+    measure::check_backend_name(backend);
+    return 0;
+  });
+  if (measurement.ok() && !(std::isfinite(time_ns()) && time_ns() > 0))
+    usage_error("tuning record measurement: status OK with a median of " + std::to_string(time_ns()) + " ns");
+  const std::vector<std::string> builtins = builtin_target_names();
+  if (std::find(builtins.begin(), builtins.end(), target_name) == builtins.end()) return;
+  const Target target = load_target(target_name);
+  if (target.fingerprint() != target_fingerprint || !measurement.ok()) return;
+  const TilingSummary s = within("config", [&] { return analyze(graph, config, target); });
+  if (!s.feasible)
+    usage_error("tuning record config " + config.to_string() + " does not fit " + target_name + ":\n" +
+                format_violations(s.violations));
 }
 
 TuningRecord TuningRecord::from_json(const json& j) {

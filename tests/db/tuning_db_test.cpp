@@ -515,6 +515,38 @@ TEST(TuningDb, BadImportsStoreNothing) {
   EXPECT_TRUE(db->records().empty());
 }
 
+// An import is checked as the tuner's own records are made: a record it could not have
+// written is refused, naming the record, and nothing of the file is stored.
+TEST(TuningDb, ImportedRecordsAreCheckedAsTunedOnesAre) {
+  const TempDir dir("db_import_checked");
+  auto db = TuningDb::open(dir.str() + "/t.db");
+  const std::string real = load_target("ascend910b1").fingerprint();
+  const std::string huge = R"({"cube":{"m":[4096,4096],"k":[4096,4096],"n":[4096,4096]}})";
+  const struct {
+    search::TuningRecord record;
+    std::vector<std::string_view> parts;
+  } cases[] = {
+      {make_record("nosuchop|64,128|fp16", R"({"vec":[8,128]})", 50), {"workload", "nosuchop"}},
+      {make_record("softmax|64,128,4|fp16", R"({"vec":[8,128]})", 50), {"workload", "3 sizes, expected 2"}},
+      {make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50, "fp-a", "nosuch"), {"backend", "nosuch"}},
+      {make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 0), {"status OK", "0"}},
+      {make_record("matmul|4096,4096,4096|fp16", huge, 50, real), {"does not fit ascend910b1", "capacity"}},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json file = nlohmann::json::parse(R"({"format":"pto-tune-configs","version":1,"records":[]})");
+    file["records"].push_back(make_record("softmax|64,128|fp16", R"({"vec":[8,128]})", 50).to_json());
+    file["records"].push_back(c.record.to_json());
+    std::vector<std::string_view> parts = c.parts;
+    parts.push_back("records[1]");
+    expect_error([&] { db->import_json(dir.write("bad.json", file.dump())); }, ErrorCategory::Usage, parts);
+    EXPECT_TRUE(db->records().empty());
+  }
+  // The same config from another version of the target, or a custom one, is not judged here.
+  nlohmann::json other = nlohmann::json::parse(R"({"format":"pto-tune-configs","version":1,"records":[]})");
+  other["records"].push_back(make_record("matmul|4096,4096,4096|fp16", huge, 50, "fp-other").to_json());
+  EXPECT_EQ(db->import_json(dir.write("other.json", other.dump())), 1u);
+}
+
 TEST(TuningDb, MergeKeepsTheBestPerKeyIdempotentAndInAnyOrder) {
   const TempDir dir("db_merge");
   std::vector<TuningRecord> all;
