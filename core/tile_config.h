@@ -62,6 +62,8 @@ const char* task_order_name(TaskOrder o);
 // blocks; absent: nbuffer - 1, the L1 ping-pong's own depth).
 // At most 7: a hand-off's slot is part of its flag's event number (8 per purpose).
 constexpr int kMaxAttentionPreload = 7;
+// The QK preload a kernel runs: the tiles' own, else one block fewer than the buffer depth.
+inline int effective_preload(std::optional<int> preload, int nbuffer) { return preload.value_or(nbuffer - 1); }
 struct AttentionTiles {
   int64_t q_tile = 0, kv_tile = 0;
   int64_t kv_split = 1;
@@ -88,9 +90,9 @@ struct TileConfig {
   std::map<std::string, StageTiles> stages; // by stage name ("c1", "v1", ...)
 
   int nbuffer_or_default() const { return nbuffer.value_or(1); }
-  // flash_attention's QK preload: the config's, else one block fewer than the buffer depth.
+  // flash_attention's QK preload (effective_preload of its attention tiles and nbuffer).
   int preload_or_default() const {
-    return attention && attention->preload ? *attention->preload : nbuffer_or_default() - 1;
+    return effective_preload(attention ? attention->preload : std::nullopt, nbuffer_or_default());
   }
   bool operator==(const TileConfig&) const = default;
 

@@ -531,11 +531,12 @@ size_t TuningDb::import_json(const std::string& file) {
                                 ", newer than this pto-tune's " + std::to_string(kExportFormatVersion));
   }
   std::vector<TuningRecord> records;
+  search::ImportChecker checker;
   const json& list = json_read::array(j["records"], "records", 0, SIZE_MAX);
   for (size_t i = 0; i < list.size(); ++i) {
     try {
       records.push_back(TuningRecord::from_json(list[i]));
-      records.back().check_importable();
+      checker.check(records.back());
     } catch (const Error& e) {
       fail(e.category(), "'" + file + "' records[" + std::to_string(i) + "]: " + e.what());
     }

@@ -90,21 +90,33 @@ json TuningRecord::to_json() const {
               {"strategy", strategy}};
 }
 
-void TuningRecord::check_importable() const {
-  const TensorGraph graph = within("workload", [&] { return build_graph(workload); });
+const ImportChecker::Builtin* ImportChecker::builtin(const std::string& name) {
+  auto [it, added] = builtins_.try_emplace(name);
+  if (added) {
+    const std::vector<std::string> names = builtin_target_names();
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      Target t = load_target(name);
+      const std::string fingerprint = t.fingerprint();
+      it->second = Builtin{std::move(t), fingerprint};
+    }
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+void ImportChecker::check(const TuningRecord& r) {
+  const TensorGraph graph = within("workload", [&] { return build_graph(r.workload); });
   within("backend", [&] {
-    measure::check_backend_name(backend);
+    measure::check_backend_name(r.backend);
     return 0;
   });
-  if (measurement.ok() && !(std::isfinite(time_ns()) && time_ns() > 0))
-    usage_error("tuning record measurement: status OK with a median of " + std::to_string(time_ns()) + " ns");
-  const std::vector<std::string> builtins = builtin_target_names();
-  if (std::find(builtins.begin(), builtins.end(), target_name) == builtins.end()) return;
-  const Target target = load_target(target_name);
-  if (target.fingerprint() != target_fingerprint || !measurement.ok()) return;
-  const TilingSummary s = within("config", [&] { return analyze(graph, config, target); });
+  if (!r.measurement.ok()) return;
+  if (!(std::isfinite(r.time_ns()) && r.time_ns() > 0))
+    usage_error("tuning record measurement: status OK with a median of " + std::to_string(r.time_ns()) + " ns");
+  const Builtin* own = builtin(r.target_name);
+  if (!own || own->fingerprint != r.target_fingerprint) return;
+  const TilingSummary s = within("config", [&] { return analyze(graph, r.config, own->target); });
   if (!s.feasible)
-    usage_error("tuning record config " + config.to_string() + " does not fit " + target_name + ":\n" +
+    usage_error("tuning record config " + r.config.to_string() + " does not fit " + r.target_name + ":\n" +
                 format_violations(s.violations));
 }
 

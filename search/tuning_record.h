@@ -12,6 +12,8 @@
 
 #include <compare>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -65,12 +67,25 @@ struct TuningRecord {
   nlohmann::json to_json() const;
   // Usage Error naming the field for malformed input.
   static TuningRecord from_json(const nlohmann::json& j);
-  // What a record from elsewhere (an import) must be to be stored as a tuner's would: a
-  // workload the op library builds, a backend pto-tune knows, a positive finite time
-  // where it says OK, and a config that fits its target where that target is a built-in
-  // one of the same fingerprint (another's file is not here to check against). Usage
-  // Error naming what is wrong.
-  void check_importable() const;
+};
+
+// What a record from elsewhere (an import) must be to be stored as a tuner's would: a
+// workload the op library builds, a backend pto-tune knows, a positive finite time where
+// it says OK, and a config that fits its target where that target is a built-in one of
+// the same fingerprint (another's file is not here to check against). check() is a Usage
+// Error naming what is wrong; each built-in target is loaded once per checker, not once
+// per record of a release's thousands.
+class ImportChecker {
+ public:
+  void check(const TuningRecord& r);
+
+ private:
+  struct Builtin {
+    Target target;
+    std::string fingerprint;
+  };
+  const Builtin* builtin(const std::string& name);
+  std::map<std::string, std::optional<Builtin>> builtins_;
 };
 
 // What the ranking of records reads of one, so that db/ can rank rows of the database

@@ -67,7 +67,7 @@ class Tiler {
     a_.split_cores = t_.split_cores;
     a_.direct = t_.cv_direct || !t_.split_cores;
     a_.nbuffer = rc_.nbuffer.value_or(1);
-    a_.preload = given.preload.value_or(a_.nbuffer - 1);
+    a_.preload = effective_preload(given.preload, a_.nbuffer);
     a_.fifo = a_.preload + 1;
     const int64_t align = cube_align(s_.in);
     const CubeTile c1 = stage_cube(rc_, "c1"), c2 = stage_cube(rc_, "c2");
