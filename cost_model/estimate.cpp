@@ -107,7 +107,6 @@ struct CoreWork {
 struct CoreRun {
   TimeTerms time;
   int64_t waves = 0;
-  double idle_fraction = 0;
   Breakdown busy;  // its pipe parts and overheads, in cycles
 };
 
@@ -290,7 +289,6 @@ struct CostModel::Impl {
                     const Coefficients& c) const {
     CoreRun run;
     run.waves = ceil_div(w.tasks, cores);
-    run.idle_fraction = 1.0 - static_cast<double>(w.tasks) / static_cast<double>(run.waves * cores);
     const double share = static_cast<double>(run.waves) / static_cast<double>(w.tasks);
     CoreWork busiest;
     for (int p = 0; p < kNumBreakdownFields; ++p) {
@@ -407,8 +405,7 @@ struct CostModel::Impl {
     const double handoff_latency = direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency;
     const TimeTerms chain = TimeTerms::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
     const TimeTerms fill = (preloads ? cube_step + vector_step - block : TimeTerms{}) + chain;
-    const double clusters = static_cast<double>(t.aic_cores), tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));
-    const double waves = std::ceil(tasks / clusters);
+    const double tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));
     const double blocks_on_busiest = static_cast<double>(k.busiest_cluster_steps);
     const double tasks_on_busiest = static_cast<double>(std::max<int64_t>(k.busiest_cluster_tasks, 1));
     const TimeTerms instr = TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) / tasks * tasks_on_busiest / units);
@@ -426,7 +423,7 @@ struct CostModel::Impl {
       Traffic traffic;
       traffic.hit = k.gm_read_bytes > 0 ? hit / k.gm_read_bytes : 0;
       traffic.hbm_bytes = hbm_bytes;
-      fill_kernel_header(*detail, k, traffic, static_cast<int64_t>(waves), 1.0 - tasks / (waves * clusters), total.value());
+      fill_kernel_header(*detail, k, traffic, k.mix_tasks, t.aic_cores, total.value());
       Breakdown& b = detail->breakdown;
       b.mte2_hbm = (TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc) * per * blocks_on_busiest).value();
       b.mte2_l2 = (c_mte2 * blocks_on_busiest).value() - b.mte2_hbm;
@@ -481,8 +478,11 @@ struct CostModel::Impl {
     const TimeTerms total = max(max(cores, hbm_roof), l2_roof) + launch;
 
     if (detail) {
-      const CoreRun& main = k.uses_cube ? aic_run : aiv_run;
-      fill_kernel_header(*detail, k, traffic, main.waves, main.idle_fraction, total.value());
+      if (k.uses_cube) {
+        fill_kernel_header(*detail, k, traffic, aic.tasks, t.aic_cores, total.value());
+      } else {
+        fill_kernel_header(*detail, k, traffic, aiv.tasks, aiv_cores, total.value());
+      }
       Breakdown& b = detail->breakdown;
       for (const CoreRun* run : {&aic_run, &aiv_run}) {
         for (const BreakdownField& f : kBreakdownFields) {

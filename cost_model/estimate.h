@@ -104,6 +104,8 @@ struct KernelEstimate {
   bool mix = false;            // one task a Cube unit and its vector units (flash_attention)
   int64_t aic_tasks = 0, aiv_tasks = 0;  // a MIX kernel's tasks count on both
   int64_t waves = 0;           // of the kernel's main core type (AIC for cube kernels)
+  int64_t wave_width = 0;      // cores of that type: the tasks one wave runs
+  int64_t last_wave_tasks = 0;  // how full the last wave is, of wave_width
   double idle_fraction = 0;    // core-time of those waves left idle (tail wave, few tiles)
   int64_t split_k = 1;
   double l2_hit_ratio = 0;     // of the GM loads other than a fused workspace, busiest core

@@ -29,6 +29,8 @@ json kernel_json(const KernelEstimate& k) {
           {"aic_tasks", k.aic_tasks},
           {"aiv_tasks", k.aiv_tasks},
           {"waves", k.waves},
+          {"wave_width", k.wave_width},
+          {"last_wave_tasks", k.last_wave_tasks},
           {"idle_fraction", k.idle_fraction},
           {"split_k", k.split_k},
           {"l2_hit_ratio", k.l2_hit_ratio},
@@ -92,14 +94,15 @@ std::string Estimate::to_table() const {
            " flop/B (compute bound at or above it)\n";
   }
   char line[160];
-  std::snprintf(line, sizeof line, "\n%-6s %-6s %9s %9s %6s %6s %7s %7s %11s  %s\n", "kernel",
-                "unit", "aic_tasks", "aiv_tasks", "waves", "idle", "split_k", "l2_hit", "time",
+  std::snprintf(line, sizeof line, "\n%-6s %-6s %9s %9s %6s %9s %6s %7s %7s %11s  %s\n", "kernel",
+                "unit", "aic_tasks", "aiv_tasks", "waves", "last_wave", "idle", "split_k", "l2_hit", "time",
                 "bound");
   out += line;
   for (const KernelEstimate& k : kernels) {
-    std::snprintf(line, sizeof line, "%-6d %-6s %9lld %9lld %6lld %5.0f%% %7lld %6.1f%% %11s  %s\n",
+    const std::string last_wave = std::to_string(k.last_wave_tasks) + "/" + std::to_string(k.wave_width);
+    std::snprintf(line, sizeof line, "%-6d %-6s %9lld %9lld %6lld %9s %5.0f%% %7lld %6.1f%% %11s  %s\n",
                   k.kernel, k.mix ? "mix" : k.uses_cube ? "cube" : "vector", static_cast<long long>(k.aic_tasks),
-                  static_cast<long long>(k.aiv_tasks), static_cast<long long>(k.waves),
+                  static_cast<long long>(k.aiv_tasks), static_cast<long long>(k.waves), last_wave.c_str(),
                   100 * k.idle_fraction, static_cast<long long>(k.split_k), 100 * k.l2_hit_ratio,
                   format_ns(k.time_ns).c_str(), bound_name(k.bound));
     out += line;

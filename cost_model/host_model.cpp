@@ -313,8 +313,7 @@ TimeTerms HostModel::kernel_time(const KernelSummary& k, const TileConfig& confi
   const TimeTerms total = max(thread + task, dram) + launch;
 
   if (detail) {
-    fill_kernel_header(*detail, k, traffic, waves,
-                       1.0 - static_cast<double>(w.tasks) / static_cast<double>(waves * threads), total.value());
+    fill_kernel_header(*detail, k, traffic, w.tasks, threads, total.value());
     Breakdown& b = detail->breakdown;
     b.cube = compute.value() * share;
     b.vector = w.vector.value() * share;

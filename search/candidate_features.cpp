@@ -17,16 +17,20 @@ void add_breakdown(std::vector<double>& f, const Breakdown& b, double predicted_
 }
 
 void add_work(std::vector<double>& f, const Estimate& e) {
-  double tasks = 0, waves = 0, idle = 0;
+  double tasks = 0, waves = 0, idle = 0, last_wave_fill = 0;
   for (const KernelEstimate& k : e.kernels) {
     tasks += static_cast<double>(k.aic_tasks + k.aiv_tasks);
-    waves = std::max(waves, static_cast<double>(k.waves));
+    if (k.waves > waves && k.wave_width > 0) {
+      waves = static_cast<double>(k.waves);
+      last_wave_fill = static_cast<double>(k.last_wave_tasks) / static_cast<double>(k.wave_width);
+    }
     idle = std::max(idle, k.idle_fraction);
   }
   f.push_back(static_cast<double>(e.kernels.size()));
   f.push_back(log2_or_zero(tasks));
   f.push_back(log2_or_zero(waves));
   f.push_back(idle);
+  f.push_back(last_wave_fill);
   f.push_back(log2_or_zero(e.mte2_bytes));
   f.push_back(log2_or_zero(e.hbm_bytes));
 }

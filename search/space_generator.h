@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/analyze.h"
 #include "core/shape.h"
 #include "core/target.h"
 #include "core/tensor_graph.h"
@@ -114,6 +115,8 @@ class SpaceGenerator {
   // candidates enumeration skips — or nullopt when it is infeasible. For strategies that
   // make candidates of their own (mutations) and must not propose one program twice.
   std::optional<uint64_t> program_key(const TileConfig& config) const;
+  // The same for a config already analyzed feasible (`summary` is its analysis).
+  static uint64_t program_key(const TilingSummary& summary, const TileConfig& config);
 
   // Visits the feasible, distinct candidates in index order until `visit` returns false
   // or `max_produced` were visited.

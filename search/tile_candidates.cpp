@@ -90,40 +90,48 @@ std::vector<int64_t> l1_sizes(int64_t l0, int64_t dim, int64_t align, std::span<
   return sizes;
 }
 
-std::vector<CubeTile> cube_tile_candidates(const MatmulExtents& e) {
-  struct Axis {
-    int64_t l0, l1;
-  };
-  auto axis = [&](int64_t dim, std::span<const int64_t> factors) {
-    std::vector<Axis> out;
-    for (int64_t l0 : l0_sizes(dim, e.align))
-      for (int64_t l1 : l1_sizes(l0, dim, e.align, factors)) out.push_back({l0, l1});
-    return out;
-  };
-  const std::vector<Axis> ms = axis(e.m, kMnL1Factors), ns = axis(e.n, kMnL1Factors),
-                          ks = axis(e.k, kKL1Factors);
-  const int64_t whole_k = align_up(e.k, e.align);
-  std::vector<CubeTile> tiles;
-  for (const Axis& m : ms) {
-    for (const Axis& n : ns) {
-      for (const Axis& k : ks) {
-        CubeTile t;
-        t.mL0 = m.l0, t.mL1 = m.l1, t.nL0 = n.l0, t.nL1 = n.l1;
-        t.kL0 = k.l0, t.kAL1 = t.kBL1 = k.l1;
-        t.k_short_form = true;
-        tiles.push_back(t);
-        const int64_t resident = align_up(whole_k, k.l1);  // a multiple of kL1, as kAL1/kBL1 need
-        if (resident == k.l1) continue;
-        t.k_short_form = false;
-        t.kAL1 = resident;
-        tiles.push_back(t);  // A resident in L1
-        t.kAL1 = k.l1;
-        t.kBL1 = resident;
-        tiles.push_back(t);  // B resident in L1
-      }
-    }
+std::vector<int64_t> balanced_sizes(int64_t dim, int64_t align) {
+  std::vector<int64_t> sizes;
+  for (int64_t count = 1; sizes.empty() || sizes.back() > align; ++count) {
+    const int64_t size = align_up(ceil_div(dim, count), align);
+    if (sizes.empty() || size < sizes.back()) sizes.push_back(size);
   }
+  std::reverse(sizes.begin(), sizes.end());
+  return sizes;
+}
+
+std::vector<AxisTile> axis_tiles(int64_t dim, int64_t align, std::span<const int64_t> factors) {
+  std::vector<AxisTile> tiles;
+  for (int64_t l0 : l0_sizes(dim, align))
+    for (int64_t l1 : l1_sizes(l0, dim, align, factors)) tiles.push_back({l0, l1});
+  for (int64_t l1 : balanced_sizes(dim, align))
+    for (int64_t f : factors)
+      if (l1 % f == 0 && (l1 / f) % align == 0) tiles.push_back({l1 / f, l1});
+  std::sort(tiles.begin(), tiles.end());
+  tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
   return tiles;
+}
+
+CubeAxes cube_axes(const MatmulExtents& e) {
+  return {axis_tiles(e.m, e.align, kMnL1Factors), axis_tiles(e.n, e.align, kMnL1Factors),
+          axis_tiles(e.k, e.align, kKL1Factors), align_up(e.k, e.align)};
+}
+
+std::vector<KTile> k_tiles(const AxisTile& k, int64_t whole_k) {
+  std::vector<KTile> forms = {{k.l0, k.l1, k.l1}};
+  const int64_t resident = align_up(whole_k, k.l1);  // a multiple of kL1, as kAL1/kBL1 need
+  if (resident == k.l1) return forms;
+  forms.push_back({k.l0, resident, k.l1});  // A resident in L1
+  forms.push_back({k.l0, k.l1, resident});  // B resident in L1
+  return forms;
+}
+
+CubeTile cube_tile(const AxisTile& m, const KTile& k, const AxisTile& n) {
+  CubeTile t;
+  t.mL0 = m.l0, t.mL1 = m.l1, t.nL0 = n.l0, t.nL1 = n.l1;
+  t.kL0 = k.l0, t.kAL1 = k.a_l1, t.kBL1 = k.b_l1;
+  t.k_short_form = k.a_l1 == k.b_l1;
+  return t;
 }
 
 std::vector<Shape> vec_tile_candidates(const VecExtents& e, int64_t min_elements) {

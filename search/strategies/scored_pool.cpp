@@ -6,9 +6,12 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "search/candidate_features.h"
+#include "search/parallel_for.h"
+#include "search/space_generator.h"
 
 namespace pto::search {
 
@@ -42,9 +45,10 @@ constexpr double kStratumReach = 1.5;
 }  // namespace
 
 ScoredPool::Scored ScoredPool::score(const TileConfig& config) const {
-  Scored scored{context_.space->program_key(config), std::nullopt};
-  if (!scored.program) return scored;
-  const Estimate e = context_.model->estimate(config);
+  const TilingSummary s = context_.model->analyze(config);
+  if (!s.feasible || !s.within_program_limits()) return {};
+  Scored scored{SpaceGenerator::program_key(s, config), std::nullopt};
+  const Estimate e = context_.model->estimate(s, config);
   if (!e.feasible || !(e.predicted_ns > 0)) return scored;
   Entry entry;
   entry.config = config;
@@ -68,18 +72,53 @@ std::optional<size_t> ScoredPool::add(const TileConfig& config) { return insert(
 
 void ScoredPool::add_all(const std::vector<TileConfig>& configs) {
   std::vector<Scored> scored(configs.size());
-  std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 256)
-  for (size_t i = 0; i < configs.size(); ++i) {
-    try {
-      scored[i] = score(configs[i]);
-    } catch (...) {
-#pragma omp critical(scored_pool_failure)
-      if (!failure) failure = std::current_exception();
+  parallel_for(static_cast<int64_t>(configs.size()), [&](int64_t i) { scored[i] = score(configs[i]); });
+  for (Scored& s : scored) insert(std::move(s));
+}
+
+SpaceTally ScoredPool::add_space(size_t keep) {
+  const SpaceGenerator& space = *context_.space;
+  std::vector<Glance> glances(space.size());
+  parallel_for(static_cast<int64_t>(glances.size()), [&](int64_t i) { glances[i] = glance(space.at(i)); });
+  SpaceTally tally;
+  tally.analyzed = glances.size();
+  std::vector<uint64_t> distinct;  // indices, the first of each program
+  std::unordered_set<uint64_t> programs;
+  for (uint64_t i = 0; i < glances.size(); ++i) {
+    if (!glances[i].program) {
+      ++tally.infeasible;
+    } else if (!programs.insert(*glances[i].program).second) {
+      ++tally.equivalent;
+    } else {
+      distinct.push_back(i);
     }
   }
-  if (failure) std::rethrow_exception(failure);
-  for (Scored& s : scored) insert(std::move(s));
+  tally.distinct = distinct.size();
+  std::vector<TileConfig> kept;
+  for (uint64_t i : kept_indices(glances, std::move(distinct), keep)) kept.push_back(space.at(i));
+  add_all(kept);
+  return tally;
+}
+
+ScoredPool::Glance ScoredPool::glance(const TileConfig& config) const {
+  const TilingSummary s = context_.model->analyze(config);
+  if (!s.feasible || !s.within_program_limits()) return {};
+  const Estimate e = context_.model->estimate(s, config);
+  if (!e.feasible || !(e.predicted_ns > 0)) return {};
+  return {SpaceGenerator::program_key(s, config), std::log(e.predicted_ns), parallelism_stratum(e)};
+}
+
+std::vector<uint64_t> ScoredPool::kept_indices(const std::vector<Glance>& glances, std::vector<uint64_t> distinct,
+                                               size_t keep) {
+  std::stable_sort(distinct.begin(), distinct.end(),
+                   [&](uint64_t a, uint64_t b) { return glances[a].log_predicted < glances[b].log_predicted; });
+  std::vector<uint64_t> kept(distinct.begin(), distinct.begin() + std::min(keep, distinct.size()));
+  std::set<int> strata;
+  for (uint64_t i : kept) strata.insert(glances[i].parallelism);
+  for (size_t r = kept.size(); r < distinct.size(); ++r)
+    if (strata.insert(glances[distinct[r]].parallelism).second) kept.push_back(distinct[r]);
+  std::sort(kept.begin(), kept.end());
+  return kept;
 }
 
 std::optional<size_t> ScoredPool::find_or_add(const TileConfig& config) {

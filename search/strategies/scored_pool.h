@@ -19,6 +19,7 @@
 #include "core/tile_config.h"
 #include "measure/measurement.h"
 #include "search/residual_model.h"
+#include "search/space_generator.h"
 #include "search/strategy.h"
 
 namespace pto::search {
@@ -34,6 +35,13 @@ class ScoredPool {
   // parallel threads first (a topk pool scores the whole space: 78,000 candidates on a
   // 4096^3 matmul).
   void add_all(const std::vector<TileConfig>& configs);
+  // Scores every candidate of the space (one analysis each, on parallel threads) and
+  // adds the `keep` distinct ones predicted fastest, and the best of each parallelism
+  // stratum beyond them (pick() explores the strata), in index order. The rest are
+  // predicted slower than all of those: a residual correction that lifts one of them
+  // to the top would have to be larger than the spread of `keep` candidates. Returns
+  // what the scan saw, as SpaceGenerator::for_each counts it.
+  SpaceTally add_space(size_t keep);
   size_t size() const { return entries_.size(); }
   const TileConfig& config(size_t i) const { return entries_[i].config; }
   bool fresh(size_t i) const { return entries_[i].state == State::Fresh; }
@@ -96,6 +104,16 @@ class ScoredPool {
     std::optional<Entry> entry;
   };
   Scored score(const TileConfig& config) const;
+  // What add_space keeps of a candidate while it ranks the whole space: its program
+  // (absent when infeasible to the compiler or the model), prediction and stratum.
+  struct Glance {
+    std::optional<uint64_t> program;
+    double log_predicted = 0;
+    int parallelism = 0;
+  };
+  Glance glance(const TileConfig& config) const;
+  static std::vector<uint64_t> kept_indices(const std::vector<Glance>& glances, std::vector<uint64_t> distinct,
+                                            size_t keep);
   std::optional<size_t> insert(Scored scored);
   std::optional<size_t> find_or_add(const TileConfig& config);
   // The `max` best of `ids` by log_time, best first; ties by index.

@@ -11,8 +11,8 @@
 namespace pto::search {
 
 // Spaces up to this many candidates (before analysis) are analyzed and scored whole by
-// topk, in well under a second; auto picks evolve for larger ones.
-inline constexpr uint64_t kScoreWholeLimit = 200'000;
+// topk, about 2.5 us each on one core; auto picks evolve for larger ones.
+inline constexpr uint64_t kScoreWholeLimit = 1'500'000;
 // flash_attention's candidates take milliseconds each to analyze (its loop's distinct
 // steps are emitted and counted: bench/cost_model_bench Score/flash_attention_*), so its
 // spaces are scored whole only up to this many.

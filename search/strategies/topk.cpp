@@ -4,9 +4,10 @@
 // margin (search/strategies/scored_pool.h), or the tuner's budget ends it.
 //
 // "The whole space" is every feasible, distinct candidate when the space has at most
-// kScoreWholeLimit candidates before analysis; a larger one is represented by a seeded
-// random draw of kScoreSample feasible, distinct candidates (auto picks evolve for
-// those).
+// kScoreWholeLimit candidates before analysis: all are scored, and the kPoolKeep
+// predicted fastest (with the best of each parallelism stratum) make the pool. A larger
+// space is represented by a seeded random draw of kScoreSample feasible, distinct
+// candidates (auto picks evolve for those).
 #include "search/strategies/model_guided.h"
 #include "search/strategies/strategies.h"
 
@@ -15,15 +16,19 @@ namespace pto::search {
 namespace {
 
 constexpr size_t kScoreSample = 20'000;
+constexpr size_t kPoolKeep = 20'000;
 
 class TopK : public ModelGuided {
  public:
   explicit TopK(const SearchContext& context) : ModelGuided(context, "topk") {
     const SpaceGenerator& space = *context.space;
-    SpaceTally tally;
-    pool_.add_all(space.size() <= kScoreWholeLimit ? space.enumerate(UINT64_MAX, &tally)
-                                                   : space.sample(kScoreSample, context.seed, &tally));
-    feasible_ = tally.distinct;
+    if (space.size() <= kScoreWholeLimit) {
+      feasible_ = pool_.add_space(kPoolKeep).distinct;
+    } else {
+      SpaceTally tally;
+      pool_.add_all(space.sample(kScoreSample, context.seed, &tally));
+      feasible_ = tally.distinct;
+    }
   }
 
   uint64_t feasible_seen() const override { return feasible_; }

@@ -180,6 +180,8 @@ TEST(EstimateFormula, TailWaveCountsWholeAndLeavesCoresIdle) {
   // 5 equal tasks on 4 cores: the busiest core runs two.
   const Estimate e = model.estimate(at_depth(summary_of({cube_kernel(g, 5)}), 1), {});
   EXPECT_EQ(e.kernels.at(0).waves, 2);
+  EXPECT_EQ(e.kernels.at(0).wave_width, 4);
+  EXPECT_EQ(e.kernels.at(0).last_wave_tasks, 1) << "the fifth task alone";
   EXPECT_NEAR(e.kernels.at(0).idle_fraction, 1 - 5.0 / 8.0, 1e-12);
   EXPECT_NEAR(e.predicted_ns, 2 * 2200, 1e-9);
 }
@@ -192,6 +194,7 @@ TEST(EstimateFormula, FewerTilesThanCoresIsImbalanced) {
   k.tile_counts = {1, 1};
   const Estimate e = model.estimate(at_depth(summary_of({k}), 1), {});
   EXPECT_NEAR(e.kernels.at(0).idle_fraction, 0.75, 1e-12);
+  EXPECT_EQ(e.kernels.at(0).last_wave_tasks, 1);
   EXPECT_EQ(e.bound, Bound::Imbalance);
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <random>
+#include <map>
 #include <set>
 
 #include "core/op_library.h"
@@ -29,6 +30,60 @@ TEST(L1Sizes, MultiplesOfL0UpToTheFirstThatCoversTheDim) {
   EXPECT_EQ(l1_sizes(160, 150, 16, factors), (std::vector<int64_t>{160}));
 }
 
+// Every tile of the Cube axes' product, in each K form.
+std::vector<CubeTile> cube_tile_candidates(const MatmulExtents& e) {
+  const CubeAxes axes = cube_axes(e);
+  std::vector<CubeTile> tiles;
+  for (const AxisTile& m : axes.m)
+    for (const AxisTile& n : axes.n)
+      for (const AxisTile& k : axes.k)
+        for (const KTile& kt : k_tiles(k, axes.whole_k)) tiles.push_back(cube_tile(m, kt, n));
+  return tiles;
+}
+
+int64_t tile_count(int64_t dim, int64_t size) { return (dim + size - 1) / size; }
+
+TEST(BalancedSizes, TheSmallestAlignedSizeOfEachTileCount) {
+  EXPECT_EQ(balanced_sizes(5, 16), (std::vector<int64_t>{16}));
+  EXPECT_EQ(balanced_sizes(100, 16), (std::vector<int64_t>{16, 32, 48, 64, 112}));
+  const std::vector<int64_t> n5120 = balanced_sizes(5120, 16);
+  EXPECT_NE(std::find(n5120.begin(), n5120.end(), 224), n5120.end()) << "23 tiles: one wave of 24 cores";
+  EXPECT_EQ(std::find(n5120.begin(), n5120.end(), 336), n5120.end()) << "the 16 tiles of 320, padded";
+  // Random dims: every aligned size is dominated by a listed one of the same count that
+  // is no larger, and every listed one is the smallest of its count.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t align = trial % 4 == 0 ? 32 : 16;
+    const int64_t dim = std::uniform_int_distribution<int64_t>(1, 20000)(rng);
+    const std::vector<int64_t> sizes = balanced_sizes(dim, align);
+    ASSERT_TRUE(std::is_sorted(sizes.begin(), sizes.end()));
+    std::map<int64_t, int64_t> by_count;
+    for (int64_t s : sizes) {
+      EXPECT_EQ(s % align, 0);
+      EXPECT_TRUE(by_count.emplace(tile_count(dim, s), s).second) << "two sizes of one count";
+      if (s > align) EXPECT_GT(tile_count(dim, s - align), tile_count(dim, s)) << dim << " " << s;
+    }
+    for (int64_t s = align; s < dim + align; s += align) {
+      const auto it = by_count.find(tile_count(dim, s));
+      ASSERT_NE(it, by_count.end()) << "dim " << dim << ": no listed size makes " << tile_count(dim, s) << " tiles";
+      EXPECT_LE(it->second, s);
+    }
+  }
+}
+
+TEST(AxisTiles, HoldThePowersOfTwoAndTheBalancedSizesWithL0DividingL1) {
+  const int64_t factors[] = {1, 2, 4};
+  const std::vector<AxisTile> tiles = axis_tiles(5120, 16, factors);
+  auto has = [&](int64_t l0, int64_t l1) {
+    return std::find(tiles.begin(), tiles.end(), AxisTile{l0, l1}) != tiles.end();
+  };
+  EXPECT_TRUE(has(256, 256) && has(128, 512) && has(16, 64)) << "the guide's powers of two";
+  EXPECT_TRUE(has(224, 224) && has(112, 224)) << "the wave-balanced 224 and its half";
+  EXPECT_FALSE(has(56, 224)) << "a quarter of 224 is not aligned";
+  EXPECT_TRUE(std::is_sorted(tiles.begin(), tiles.end()));
+  EXPECT_EQ(std::adjacent_find(tiles.begin(), tiles.end()), tiles.end());
+}
+
 TEST(CubeTileCandidates, EveryTileIsAlignedNestedAndDistinctForRandomShapes) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int64_t> dim(1, 700);
@@ -46,6 +101,8 @@ TEST(CubeTileCandidates, EveryTileIsAlignedNestedAndDistinctForRandomShapes) {
       const int64_t k_step = std::min(t.kAL1, t.kBL1);
       EXPECT_EQ(k_step % t.kL0, 0);
       EXPECT_LE(k_step / t.kL0, 4) << "kL1 is 1..4 x kL0";
+      EXPECT_LE(t.mL1 / t.mL0, 4);
+      EXPECT_LE(t.nL1 / t.nL0, 4);
       EXPECT_EQ(std::max(t.kAL1, t.kBL1) % k_step, 0) << "kAL1/kBL1";
       // Nothing past the size that covers the dim: larger ones clamp to the same tile.
       EXPECT_LE(t.mL0, align_up(e.m, e.align));
