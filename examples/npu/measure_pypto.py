@@ -127,15 +127,19 @@ class Workload:
 
 
 def build(pypto, user, tuned):
-    """The candidate's kernel: its tiles set (tuned.apply), then the kernel body."""
+    """The candidate's kernel, as the emitted module's docstring writes it: a JIT function
+    whose parameters declare TENSORS (PyPTO traces it by them), setting the candidate's
+    tiles (tuned.apply), then running the kernel body."""
     body = getattr(user, "kernel", tuned.kernel)
-
-    @pypto.frontend.jit(**tuned.JIT_OPTIONS)
-    def candidate_kernel(*tensors):
-        tuned.apply(pypto)
-        body(pypto, *tensors)
-
-    return candidate_kernel
+    names = list(tuned.TENSORS)
+    declared = ", ".join(f"{name}: pypto.Tensor({list(shape)}, pypto.{dtype})"
+                         for name, (shape, dtype) in tuned.TENSORS.items())
+    source = (f"def candidate_kernel({declared}):\n"
+              f"    _tuned.apply(pypto)\n"
+              f"    _body(pypto, {', '.join(names)})\n")
+    scope = {"pypto": pypto, "_tuned": tuned, "_body": body}
+    exec(compile(source, f"<{tuned.__name__} kernel>", "exec"), scope)
+    return pypto.frontend.jit(**tuned.JIT_OPTIONS)(scope["candidate_kernel"])
 
 
 class Candidate:

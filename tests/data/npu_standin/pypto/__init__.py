@@ -1,6 +1,7 @@
 """A stand-in for PyPTO in pto-tune's test of examples/npu/measure_pypto.py
-(tests/cli/npu_bridge_test.cpp): a JIT that runs the kernel body on the stand-in torch's
-tensors and advances the stand-in torch_npu's device clock by a hidden cost of the cube
+(tests/cli/npu_bridge_test.cpp): a JIT that checks the call against the kernel's declared
+parameters (pypto.Tensor(shape, dtype) annotations, as PyPTO traces by), runs the kernel
+body on the stand-in torch's tensors and advances the stand-in torch_npu's device clock by a hidden cost of the cube
 tiles set during the launch. The cost is least at TARGET_TILES, so the test knows the
 best; some tiles misbehave as a device can: a wrong output, a failed launch, a hang.
 A launch whose kernel computes a matmul without setting cube tiles first fails, so the
@@ -15,6 +16,15 @@ import torch_npu
 DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_INT32 = torch.float16, torch.bfloat16, torch.float32, torch.int8, torch.int32
 TARGET_TILES = {"m": [16, 32], "k": [16, 32], "n": [32, 32]}
 _launch = {}
+
+
+def Tensor(shape, dtype):
+    """A parameter's declaration in a JIT function's signature: checked, not traced."""
+    if not (isinstance(shape, list) and all(isinstance(d, int) and d > 0 for d in shape)):
+        raise ValueError(f"pypto.Tensor: a list of positive sizes, got {shape!r}")
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"pypto.Tensor: an element type such as pypto.DT_FP16, got {dtype!r}")
+    return (shape, dtype)
 
 
 def set_cube_tile_shapes(m, k, n, enable_split_k=False):
@@ -76,7 +86,11 @@ def assemble(src, offsets, dst, parallel=False):
 
 def _jit(func=None, **options):
     def decorate(kernel):
+        declared = list(getattr(kernel, "__annotations__", {}).values())
+
         def launch(*tensors):
+            if len(declared) != len(tensors) or any(t.shape != shape for t, (shape, _) in zip(tensors, declared)):
+                raise ValueError(f"a JIT kernel declaring {declared} called with {[t.shape for t in tensors]}")
             _launch.clear()
             kernel(*tensors)
             torch_npu.advance(hidden_cost_s(_launch["cube"]))
