@@ -54,7 +54,9 @@ std::string seconds(double s) { return format_number("%.1f s", s); }
 // `calibrated`: whether `pto-tune calibrate` has fitted the model's predictions for this
 // target and backend. An uncalibrated host model prices another machine's cycles, so its
 // absolute times can be off severalfold (its ranking far less so).
-void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) {
+// `calibratable`: whether `pto-tune calibrate` can fit them (it fits to backends that
+// measure in this build, not to a user's measure command).
+void print_text(const search::TuneResult& r, bool interrupted, bool calibrated, bool calibratable) {
   const search::TuningRecord& best = r.best;
   const std::string kind = time_kind(r.backend);
   std::cout << "# tuned " << r.workload.key() << " on " << r.target_name << " (" << r.target_fingerprint << ") with "
@@ -68,7 +70,9 @@ void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) 
   std::string best_time = format_ns(best.time_ns()) + " " + kind;
   if (best.measurement.predicted_ns > 0 && r.backend != "model")
     best_time += " (predicted " + format_ns(best.measurement.predicted_ns) +
-                 (calibrated ? ", calibrated model)" : " by the uncalibrated model: 'pto-tune calibrate' fits it)");
+                 (calibrated     ? ", calibrated model)"
+                  : calibratable ? " by the uncalibrated model: 'pto-tune calibrate' fits it)"
+                                 : " by the uncalibrated model)");
   if (r.best_spread > 0) best_time += ", spread " + std::to_string(std::lround(r.best_spread * 100)) + "%";
   std::vector<std::vector<std::string>> rows = {
       {"best", best_time},
@@ -190,7 +194,9 @@ int run_tune(const Args& args) {
     j["model_calibrated"] = calibrated;
     print_json(std::cout, j);
   } else {
-    print_text(result, interrupt.interrupted(), calibrated);
+    const std::vector<std::string> calibratable = measure::measuring_backends(target);
+    print_text(result, interrupt.interrupted(), calibrated,
+               std::find(calibratable.begin(), calibratable.end(), backend) != calibratable.end());
   }
   interrupt.reraise_if_interrupted();
   return 0;
