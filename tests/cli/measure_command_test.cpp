@@ -3,8 +3,8 @@
 // protocol from a hidden cost function and fails, times out and prints garbage on the
 // way: the tuner must still find that function's best over the whole space, give each
 // misbehaviour its own clear status, kill a hung command's whole process group, and
-// store records that say which command and host measured them. Also: the options are
-// checked before anything runs. Hermetic: PTO_TUNE_HOME is a temporary folder.
+// store records that say which command and host measured them. Also: batch (with worker
+// processes) and run measure through it, and the options are checked before anything runs. Hermetic: PTO_TUNE_HOME is a temporary folder.
 #include <signal.h>
 
 #include <cerrno>
@@ -122,6 +122,20 @@ TEST_F(MeasureCommand, OptionsAreCheckedBeforeAnythingRuns) {
   // npu without a command keeps saying what a CANN backend would need.
   expect_usage_error("tune " + kWorkload + "--backend npu --db " + db(), {"CANN", "--measure-cmd"});
   EXPECT_FALSE(std::filesystem::exists(state().path() / "calls"));
+}
+
+TEST_F(MeasureCommand, BatchTunesEveryWorkloadThroughTheCommand) {
+  const std::string file = state().write("release.txt", "matmul 64,32,64 fp16\nmatmul 32,32,32 fp16\n");
+  const Result r = pto_tune("batch " + file + " --target ascend910b1 --backend command --budget 4 --jobs 2 --json --db " +
+                            db() + " --measure-cmd " + command());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["workloads"]["tuned"], 2) << r.out;
+  std::map<std::string, int> records;
+  for (const search::TuningRecord& rec : db::TuningDb::open(db())->records()) {
+    EXPECT_EQ(rec.backend, "command");
+    ++records[rec.workload.key()];
+  }
+  EXPECT_EQ(records.size(), 2u);
 }
 
 TEST_F(MeasureCommand, RunMeasuresOneConfigThroughTheCommand) {
