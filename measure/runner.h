@@ -116,7 +116,8 @@ TuningRunners make_tuning_runners(const std::string& backend, const Target& targ
 std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu", "command"
 // The backends that measure `target` in this build, real or simulated time, as
 // calibration needs: cpu for the host, sim for an NPU target. Not model (the cost
-// model's own prediction) and not npu (this build has no NPU to measure on).
+// model's own prediction), and not npu or command (they measure only through a
+// command the user gives, which calibration does not take).
 std::vector<std::string> measuring_backends(const Target& target);
 // What measures a target when no backend is named: the first of its measuring backends.
 std::string default_backend(const Target& target);
