@@ -116,6 +116,27 @@ bool emit_pypto_from(const po::variables_map& vm) {
   return true;
 }
 
+void add_measure_options(po::options_description& options) {
+  options.add_options()
+      ("measure-cmd", po::value<std::string>(),
+       "command, npu: the shell command that measures each batch of candidates, reading the request "
+       "(JSON) on stdin and printing the answer (docs/measure_protocol.md), e.g. "
+       "'python3 examples/npu/measure_pypto.py --kernel my_kernel.py'")
+      ("timeout", po::value<double>()->default_value(30),
+       "seconds one candidate may take (cpu: compile, verify and timed runs in a child process; "
+       "command, npu: its share of the command's run) before it is stopped and reported as TIMEOUT");
+}
+
+measure::RunnerOptions with_measure_options(const po::variables_map& vm, measure::RunnerOptions options) {
+  options.timeout_s = vm["timeout"].as<double>();
+  if (vm.count("measure-cmd")) {
+    options.measure_command = vm["measure-cmd"].as<std::string>();
+    if (options.measure_command.find_first_not_of(" \t") == std::string::npos)
+      usage_error("--measure-cmd: expected a shell command, got '" + options.measure_command + "'");
+  }
+  return options;
+}
+
 namespace {
 
 // An l2_group wider than the matmul's tile grid (or given for an op with no matmul)

@@ -18,6 +18,7 @@
 #include "core/tensor_graph.h"
 #include "core/tile_config.h"
 #include "core/workload.h"
+#include "measure/runner.h"
 
 namespace pto::cli {
 
@@ -70,6 +71,15 @@ void add_emit_option(po::options_description& options);
 // Whether --emit pypto was given; another value, or --emit with --json, is a usage Error
 // naming it.
 bool emit_pypto_from(const po::variables_map& vm);
+
+// --measure-cmd CMD and --timeout SECONDS of the commands that measure (run, tune,
+// batch): the command the `command` and `npu` backends run per batch of candidates
+// (docs/measure_protocol.md), and the per-candidate limit of a measurement (the cpu
+// backend's child process, a measure command's share of its batch).
+void add_measure_options(po::options_description& options);
+// `options` with the measure command and timeout given; a --measure-cmd that is empty is
+// a usage Error.
+measure::RunnerOptions with_measure_options(const po::variables_map& vm, measure::RunnerOptions options);
 
 // Columns padded to their widest cell, two spaces apart; the header is upper-cased
 // (an empty header: no header line, for key/value listings).

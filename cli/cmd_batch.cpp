@@ -165,7 +165,7 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
       build_graph(t.entry.workload);  // a shape that does not fit the op
       t.backend = e.backend.value_or(vm.count("backend") ? vm["backend"].as<std::string>()
                                                          : measure::default_backend(t.target));
-      measure::check_backend(t.backend, t.target);  // before anything runs: a bad entry, not a failed run
+      measure::check_backend(t.backend, t.target, with_measure_options(vm, {}));  // before anything runs: a bad entry, not a failed run
       t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
       t.budget = e.budget.value_or(vm["budget"].as<int64_t>());
       tasks.push_back(std::move(t));
@@ -349,7 +349,7 @@ class BatchRun {
       w.opened = true;
     }
     if (!w.runners.search) {
-      measure::RunnerOptions runner_options;
+      measure::RunnerOptions runner_options = with_measure_options(vm_, {});
       runner_options.seed = vm_["seed"].as<uint64_t>();
       w.runners = measure::make_tuning_runners(t.backend, t.target, runner_options);
     }
@@ -524,7 +524,7 @@ int run_batch(const Args& args) {
   po::options_description options;
   add_target_option(options, "host");
   options.add_options()
-      ("backend", po::value<std::string>(), "cpu, sim or model for every entry without its own; default: cpu on the host, sim on an NPU target")
+      ("backend", po::value<std::string>(), "cpu, sim, model, command or npu (with --measure-cmd) for every entry without its own; default: cpu on the host, sim on an NPU target")
       ("strategy", po::value<std::string>()->default_value("auto"), "the tuner's strategy for every workload")
       ("budget", po::value<int64_t>()->default_value(16), "measurements per workload without its own budget= (0: the strategy decides)")
       ("total-budget", po::value<int64_t>(), "measurements for the whole batch (all shards and workers), shared out in rounds by expected gain (overrides the per-workload budgets)")
@@ -540,6 +540,7 @@ int run_batch(const Args& args) {
       ("shard-count", po::value<uint64_t>(), "the N of $JOB_COMPLETION_INDEX (or $PTO_TUNE_SHARD_COUNT)")
       ("worker", po::value<std::string>(), "internal: J/N, the J-th of N local workers")
       ("json", po::bool_switch(), "print the summary as JSON");
+  add_measure_options(options);
   const auto vm = parse_command(
       rest, options,
       {"batch", "FILE [options]",

@@ -1,7 +1,8 @@
 // `pto-tune db SUBCOMMAND`: the tuning database as a release engineer handles it —
 // show the best config per workload, export it as versioned JSON (what a release
-// ships), import such a file, merge the databases of sharded tuning jobs, and check a
-// file's integrity and schema.
+// ships), import such a file, import measurements taken elsewhere (an mstuner CSV, a
+// measure-protocol answer: search/imported_measurements.h), merge the databases of
+// sharded tuning jobs, and check a file's integrity and schema.
 //
 // Files named on the command line come before the options: `db export FILE.json
 // --db PATH`, `db merge A.db B.db --into OUT.db`. A bad database file is a Db Error
@@ -14,7 +15,9 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "cost_model/format_ns.h"
+#include "core/json_read.h"
 #include "db/tuning_db.h"
+#include "search/imported_measurements.h"
 
 namespace pto::cli {
 
@@ -122,6 +125,56 @@ int import_configs(const Args& args) {
   return 0;
 }
 
+// The records a measurement file holds, in the --format it is given as.
+search::ImportedRecords measurement_records(const std::string& file, const po::variables_map& vm) {
+  const std::string format = vm["format"].as<std::string>();
+  const std::string host = vm["host"].as<std::string>();
+  if (format == "mstuner-csv") {
+    if (!vm.count("target")) usage_error("--format mstuner-csv: give the --target the CSV was measured on (its rows do not say)");
+    if (vm.count("request")) usage_error("--request is for --format json, not mstuner-csv");
+    return search::records_from_mstuner_csv(json_read::read_text_file(file, "measurement file"), file,
+                                            target_from(vm), host);
+  }
+  if (format == "json") {
+    if (!vm.count("request")) usage_error("--format json: give the --request FILE the answer answers");
+    if (vm.count("target")) usage_error("--format json: the request names the target; --target is for mstuner-csv");
+    const std::string request = vm["request"].as<std::string>();
+    return search::records_from_protocol_answer(
+        json_read::parse(json_read::read_text_file(request, "request file"), "request file '" + request + "'"),
+        json_read::parse(json_read::read_text_file(file, "answer file"), "answer file '" + file + "'"), file, host);
+  }
+  usage_error("--format: unknown format '" + format + "' (known: mstuner-csv, json)");
+}
+
+int import_measurements(const Args& args) {
+  po::options_description options;
+  options.add_options()
+      ("format", po::value<std::string>()->required(), "mstuner-csv (CATLASS mstuner_catlass's CSV) or json (a measure-protocol answer)")
+      ("target", po::value<std::string>(), "mstuner-csv: the target (built-in name or JSON file) the CSV was measured on")
+      ("request", po::value<std::string>(), "json: the request file the answer answers")
+      ("host", po::value<std::string>()->default_value("imported"), "the machine that measured, stored in each record");
+  const auto c = parse_file_command(
+      args, options,
+      {"db import-measurements", "FILE --format mstuner-csv|json [--target T] [--request REQ.json] [--db PATH]",
+       "Adds times measured elsewhere (on a real NPU) as records of backend npu,\n"
+       "strategy 'imported', all or none: each must name a workload the op library\n"
+       "builds and a config that fits its target, as an import's must; a bad row is an\n"
+       "error naming it. mstuner-csv reads CATLASS's mstuner_catlass CSV (operation Gemm,\n"
+       "m, n, k, the tiles from the description's L1 and L0 MxNxK or the l1_tile_shape and\n"
+       "l0_tile_shape columns); json reads an answer of docs/measure_protocol.md with the\n"
+       "request it answers. 'pto-tune lookup' then serves the best.",
+       "pto-tune db import-measurements results.csv --format mstuner-csv --target ascend910b1 --db tune.db"});
+  if (!c) return 0;
+  const search::ImportedRecords imported = measurement_records(c->file, c->vm);
+  const std::string path = db_path(c->vm);
+  const std::unique_ptr<TuningDb> store = TuningDb::open(path);
+  const size_t n = store->import_records(imported.records, imported.where);
+  if (c->vm.count("target")) store->remember_target(target_from(c->vm));
+  std::cout << "imported " << n << " new records (" << imported.records.size() << " measurements) from " << c->file
+            << " into " << path << "\n";
+  return 0;
+}
+
 int merge(const Args& args) {
   const auto [files, rest] = split_files(args);
   po::options_description options;
@@ -168,13 +221,14 @@ const Subcommand kSubcommands[] = {
     {"show", "list the best record per workload, target and backend", show},
     {"export", "write the best configs as versioned JSON (what a release ships)", export_configs},
     {"import", "add the records of an exported JSON file", import_configs},
+    {"import-measurements", "add times measured elsewhere (mstuner CSV, measure-protocol answer)", import_measurements},
     {"merge", "merge databases of sharded tuning jobs, keeping the best record per key", merge},
     {"check", "check integrity and schema", check},
 };
 
 void print_db_help(std::ostream& out) {
   out << "Usage: pto-tune db SUBCOMMAND [options]\n\nThe tuning database (SQLite).\n\nSubcommands:\n";
-  for (const Subcommand& s : kSubcommands) out << "  " << s.name << std::string(8 - std::string(s.name).size(), ' ') << s.summary << "\n";
+  for (const Subcommand& s : kSubcommands) out << "  " << s.name << std::string(std::max<size_t>(2, 21 - std::string(s.name).size()), ' ') << s.summary << "\n";
   out << "\nExample:\n  pto-tune db show --op matmul\n\nRun 'pto-tune db SUBCOMMAND --help' for its options.\n";
 }
 
@@ -188,7 +242,7 @@ int run_db(const Args& args) {
   for (const Subcommand& s : kSubcommands) {
     if (args[0] == s.name) return s.run(Args(args.begin() + 1, args.end()));
   }
-  usage_error("unknown db subcommand '" + args[0] + "' (known: show, export, import, merge, check)");
+  usage_error("unknown db subcommand '" + args[0] + "' (known: show, export, import, import-measurements, merge, check)");
 }
 
 }  // namespace pto::cli

@@ -73,10 +73,12 @@ bool was_verified(const measure::Measurement& m) {
 }
 
 // Options only the cpu backend reads, given with another backend, would be silently
-// ignored; say so.
+// ignored; say so. A measure command (command, npu) reads the repeats and the timeout.
 void warn_ignored_options(const po::variables_map& vm, const std::string& backend) {
   if (backend == "cpu") return;
+  const bool external = backend == "command" || backend == "npu";
   for (const char* option : {"repeats", "threads", "seed", "timeout"}) {
+    if (external && (option == std::string("repeats") || option == std::string("timeout"))) continue;
     if (vm.count(option) && !vm[option].defaulted()) {
       warn(std::string("--") + option + " is read by the cpu backend only; backend '" + backend + "' ignores it");
     }
@@ -116,18 +118,16 @@ int run_run(const Args& args) {
   add_target_option(options, "host");
   options.add_options()
       ("backend", po::value<std::string>(),
-       "cpu (real time on this host), sim (NPU simulator) or model (cost model only); "
-       "default: cpu for the host, sim for an NPU target")
+       "cpu (real time on this host), sim (NPU simulator), model (cost model only), command or npu "
+       "(your own measurement, with --measure-cmd); default: cpu for the host, sim for an NPU target")
       ("repeats", po::value<int>()->default_value(5), "cpu: timed runs, at least (more while under 50 ms in all)")
       ("threads", po::value<int>()->default_value(0), "cpu: OpenMP threads, 0 = all cores")
       ("seed", po::value<uint64_t>()->default_value(1), "cpu: seed of the random inputs")
-      ("timeout", po::value<double>()->default_value(30),
-       "cpu: seconds one candidate may take (compile, verify and timed runs, in a child "
-       "process) before it is stopped and reported as TIMEOUT")
       ("trace", po::value<std::string>(), "sim: write the simulated timeline to FILE as Chrome Trace Event JSON "
        "(Perfetto, chrome://tracing)")
       ("trace-full", "sim: with --trace, keep every instruction (default: the first 200000 slices)")
       ("json", "print the result as JSON");
+  add_measure_options(options);
   const auto vm = parse_command(
       args, options,
       {"run", "--op OP --shapes DIMS [options]",
@@ -151,11 +151,10 @@ int run_run(const Args& args) {
   if (vm->count("trace") && backend != "sim") usage_error("--trace needs --backend sim, got '" + backend + "'");
   if (vm->count("trace-full") && !vm->count("trace")) usage_error("--trace-full is an option of --trace PATH");
 
-  measure::RunnerOptions run_options;
+  measure::RunnerOptions run_options = with_measure_options(*vm, {});
   run_options.min_repetitions = repeats;
   run_options.threads = (*vm)["threads"].as<int>();
   run_options.seed = (*vm)["seed"].as<uint64_t>();
-  run_options.timeout_s = (*vm)["timeout"].as<double>();
   const measure::Measurement m = measure::make_runner(backend, target, run_options)->measure(w, {config}).at(0);
 
   if (vm->count("json")) {
@@ -175,7 +174,7 @@ int run_run(const Args& args) {
         {"workload", w.key()},
         {"target", target.name + " (" + target.fingerprint() + ")"},
         {"config", config.to_string()},
-        {"backend", m.backend + " (" + m.provenance() + (m.simulated ? ")" : " on this machine)")},
+        {"backend", m.backend + " (" + m.provenance() + (m.backend == "cpu" ? " on this machine)" : ")")},
         {"status", measure::status_name(m.status)}};
     if (!m.simulated) rows.push_back({"verified", m.verified ? "yes" : "no"});
     if (was_verified(m)) rows.push_back({"max_abs_err", format_error(m.max_abs_err)});

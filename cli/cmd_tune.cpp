@@ -35,7 +35,7 @@ namespace {
 
 // How a time of this backend is labelled: measured, simulated or predicted.
 std::string time_kind(const std::string& backend) {
-  if (backend == "cpu") return "measured";
+  if (backend == "cpu" || backend == "command" || backend == "npu") return "measured";
   if (backend == "sim") return "simulated";
   return "predicted by the cost model";
 }
@@ -54,7 +54,9 @@ std::string seconds(double s) { return format_number("%.1f s", s); }
 // `calibrated`: whether `pto-tune calibrate` has fitted the model's predictions for this
 // target and backend. An uncalibrated host model prices another machine's cycles, so its
 // absolute times can be off severalfold (its ranking far less so).
-void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) {
+// `calibratable`: whether `pto-tune calibrate` can fit them (it fits to backends that
+// measure in this build, not to a user's measure command).
+void print_text(const search::TuneResult& r, bool interrupted, bool calibrated, bool calibratable) {
   const search::TuningRecord& best = r.best;
   const std::string kind = time_kind(r.backend);
   std::cout << "# tuned " << r.workload.key() << " on " << r.target_name << " (" << r.target_fingerprint << ") with "
@@ -68,7 +70,9 @@ void print_text(const search::TuneResult& r, bool interrupted, bool calibrated) 
   std::string best_time = format_ns(best.time_ns()) + " " + kind;
   if (best.measurement.predicted_ns > 0 && r.backend != "model")
     best_time += " (predicted " + format_ns(best.measurement.predicted_ns) +
-                 (calibrated ? ", calibrated model)" : " by the uncalibrated model: 'pto-tune calibrate' fits it)");
+                 (calibrated     ? ", calibrated model)"
+                  : calibratable ? " by the uncalibrated model: 'pto-tune calibrate' fits it)"
+                                 : " by the uncalibrated model)");
   if (r.best_spread > 0) best_time += ", spread " + std::to_string(std::lround(r.best_spread * 100)) + "%";
   std::vector<std::vector<std::string>> rows = {
       {"best", best_time},
@@ -104,8 +108,8 @@ int run_tune(const Args& args) {
   add_target_option(options, "host");
   options.add_options()
       ("backend", po::value<std::string>(),
-       "cpu (real time on this host), sim (NPU simulator) or model (cost model only); "
-       "default: cpu for the host, sim for an NPU target")
+       "cpu (real time on this host), sim (NPU simulator), model (cost model only), command or npu "
+       "(your own measurement, with --measure-cmd); default: cpu for the host, sim for an NPU target")
       ("strategy", po::value<std::string>()->default_value("auto"),
        "auto, topk, evolve, exhaustive or random; auto picks by the size of the space and says which")
       ("budget", po::value<int64_t>()->default_value(0),
@@ -119,6 +123,7 @@ int run_tune(const Args& args) {
        "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
       ("json", po::bool_switch(), "print the result as JSON");
   add_emit_option(options);
+  add_measure_options(options);
   const auto vm = parse_command(
       args, options,
       {"tune", "--op OP --shapes DIMS [options]   (or: pto-tune --op OP --shapes DIMS [options])",
@@ -135,6 +140,8 @@ int run_tune(const Args& args) {
        "the winner as a Python module to import in a PyPTO kernel instead: its tiles per\n"
        "stage, apply(pypto) making the setter calls, and the op's kernel body.",
        "pto-tune tune --op matmul --shapes 1024,1024,1024 --budget 32\n"
+       "  pto-tune tune --op matmul --shapes 4096,4096,4096 --target ascend910b1 --backend npu \\\n"
+       "      --measure-cmd 'python3 examples/npu/measure_pypto.py --kernel my_matmul.py'\n"
        "  pto-tune tune --op matmul --shapes 4096,4096,4096 --target ascend910b1 --emit pypto > matmul_tiles.py"});
   if (!vm) return 0;
   const bool emit_pypto = emit_pypto_from(*vm);
@@ -157,7 +164,7 @@ int run_tune(const Args& args) {
   build_graph(w);  // a shape that does not fit the op is a usage error before anything opens
   const std::string backend =
       vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
-  measure::RunnerOptions runner_options;
+  measure::RunnerOptions runner_options = with_measure_options(*vm, {});
   runner_options.seed = tune_options.seed;
   // On the cpu the search times each candidate briefly, for a ranking; the finalists
   // are re-measured with the full timing.
@@ -187,7 +194,9 @@ int run_tune(const Args& args) {
     j["model_calibrated"] = calibrated;
     print_json(std::cout, j);
   } else {
-    print_text(result, interrupt.interrupted(), calibrated);
+    const std::vector<std::string> calibratable = measure::measuring_backends(target);
+    print_text(result, interrupt.interrupted(), calibrated,
+               std::find(calibratable.begin(), calibratable.end(), backend) != calibratable.end());
   }
   interrupt.reraise_if_interrupted();
   return 0;

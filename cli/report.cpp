@@ -61,9 +61,10 @@ std::vector<Outcome> outcomes(const std::vector<KeyRecords>& keys) {
   return out;
 }
 
-// A record's simulated/measured label: sim and model are simulated.
+// A record's simulated/measured label: sim and model are simulated; cpu, npu (a real
+// NPU, through a measure command or imported) and command were measured.
 std::string backend_label(const std::string& backend) {
-  return backend == "cpu" ? backend + " (measured)" : backend + " (simulated)";
+  return backend == "sim" || backend == "model" ? backend + " (simulated)" : backend + " (measured)";
 }
 
 std::string predicted_plot(const std::vector<TuningRecord>& records) {
@@ -220,7 +221,8 @@ Report make_report(const std::vector<TuningRecord>& records, const std::string& 
   const Table outcome = outcome_table(results), ranking = ranking_table(rankings(keys));
   const std::string header = std::to_string(records.size()) + " records, " + std::to_string(keys.size()) +
                              " workloads (workload, target, backend) from " + source +
-                             ". sim and model times are simulated; cpu times were measured on this machine.";
+                             ". sim and model times are simulated; cpu times were measured on this machine, npu and "
+                             "command times on the device their record names.";
 
   Report r;
   r.html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pto-tune report</title>"

@@ -531,14 +531,26 @@ size_t TuningDb::import_json(const std::string& file) {
                                 ", newer than this pto-tune's " + std::to_string(kExportFormatVersion));
   }
   std::vector<TuningRecord> records;
-  search::ImportChecker checker;
+  std::vector<std::string> where;
   const json& list = json_read::array(j["records"], "records", 0, SIZE_MAX);
   for (size_t i = 0; i < list.size(); ++i) {
+    where.push_back("'" + file + "' records[" + std::to_string(i) + "]");
     try {
       records.push_back(TuningRecord::from_json(list[i]));
-      checker.check(records.back());
     } catch (const Error& e) {
-      fail(e.category(), "'" + file + "' records[" + std::to_string(i) + "]: " + e.what());
+      fail(e.category(), where.back() + ": " + e.what());
+    }
+  }
+  return import_records(records, where);
+}
+
+size_t TuningDb::import_records(const std::vector<TuningRecord>& records, const std::vector<std::string>& where) {
+  search::ImportChecker checker;
+  for (size_t i = 0; i < records.size(); ++i) {
+    try {
+      checker.check(records[i]);
+    } catch (const Error& e) {
+      fail(e.category(), where.at(i) + ": " + e.what());
     }
   }
   std::lock_guard lock(impl_->mutex);

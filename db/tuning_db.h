@@ -109,6 +109,11 @@ class TuningDb : public search::TuningStore {
   // Error naming the record and field for malformed input (nothing is stored), Db Error
   // for a format version newer than this pto-tune's. Returns the records added.
   size_t import_json(const std::string& file);
+  // Checks records from elsewhere as an import's (search::ImportChecker) and commits
+  // them in one transaction: all or none. `where[i]` names record i in the Usage Error
+  // of a record that fails the check ("'results.csv' row 3 (line 4)"). Returns the
+  // records added.
+  size_t import_records(const std::vector<search::TuningRecord>& records, const std::vector<std::string>& where);
 
   // Merges the inputs (opened read-only, never changed) into `out` (created when
   // missing): for each key, the best fresh usable record across the inputs and `out`

@@ -5,7 +5,8 @@
 // Where a backend lives: a backend with a folder of its own (the CPU runtime's
 // measure/cpu/, the simulator's measure/sim/) has its runner there, as
 // <backend>_runner.cpp; a backend that is one file (model_runner.cpp, npu_runner.cpp)
-// sits at the top of measure/ until it grows a second one.
+// sits at the top of measure/ until it grows a second one. The external measurements
+// (command, npu, a Python function) share measure/external_runner.cpp.
 #pragma once
 
 #include <exception>
@@ -24,8 +25,17 @@ namespace pto::measure {
 std::unique_ptr<Runner> make_cpu_runner(const Target& host, const RunnerOptions& options);
 std::unique_ptr<Runner> make_model_runner(const Target& target, const RunnerOptions& options);
 std::unique_ptr<Runner> make_sim_runner(const Target& npu, const RunnerOptions& options);
-// Always throws: this build has no NPU backend.
+// Always throws: says what a real NPU backend needs and that this build has none; the
+// npu backend measures through a command (options.measure_command) instead.
 std::unique_ptr<Runner> make_npu_runner(const Target& npu, const RunnerOptions& options);
+// The command and npu backends (`name`): options.measure_function when set, else
+// options.measure_command run per batch (measure/command_runner.cpp).
+std::unique_ptr<Runner> make_command_runner(const std::string& name, const Target& target,
+                                            const RunnerOptions& options);
+// A runner that hands each batch to `measurer` (measure/external_measure.h): warmup and
+// repeats from options.warmup and options.min_repetitions.
+std::unique_ptr<Runner> make_external_runner(const std::string& name, const Target& target,
+                                             const RunnerOptions& options, ExternalMeasurer measurer);
 
 // The cost model's verdict on one candidate, the start of its Measurement: OK with
 // predicted_ns set, or INFEASIBLE (the violated rules, or input the compiler refuses,
@@ -35,6 +45,9 @@ struct Prediction {
   std::optional<Estimate> estimate;  // when the model could score the config
 };
 Prediction predict(const CostModel& model, const TileConfig& config, const std::string& backend);
+
+// Usage Error unless 0 < timeout_s <= a day (past it a deadline is a typo).
+void check_timeout(double timeout_s);
 
 // Marks `m` as rejected before running: INFEASIBLE for an Error of category
 // Infeasible or Usage (bad input: exit code 2 in the CLI), COMPILE_ERROR for anything

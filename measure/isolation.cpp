@@ -122,8 +122,12 @@ bool reap(pid_t pid, Clock::time_point deadline, int& status) {
   }
 }
 
-void kill_and_reap(pid_t pid) {
-  kill(pid, SIGKILL);
+// A command started in a process group of its own (run_command) is killed with its
+// whole group: the shell's children (the user's interpreter and what it started) hold
+// the output pipe and the device, and would outlive the shell.
+void kill_and_reap(pid_t pid, bool whole_group) {
+  if (whole_group) killpg(pid, SIGKILL);
+  else kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -158,9 +162,10 @@ std::string ChildResult::describe() const {
 namespace {
 
 // Collects a started child: its output until both pipes close, then its exit, all
-// before the deadline `timeout_s` after `start`; kills it when the deadline passes.
-// Closes both pipes.
-ChildResult collect(pid_t pid, int out_fd, int err_fd, Clock::time_point start, double timeout_s) {
+// before the deadline `timeout_s` after `start`; kills it (and with `whole_group` its
+// process group) when the deadline passes. Closes both pipes.
+ChildResult collect(pid_t pid, int out_fd, int err_fd, Clock::time_point start, double timeout_s,
+                    bool whole_group = false) {
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(std::max(timeout_s, 0.0)));
   ChildResult result;
@@ -174,7 +179,7 @@ ChildResult collect(pid_t pid, int out_fd, int err_fd, Clock::time_point start, 
     result.stderr_tail.erase(0, result.stderr_tail.size() - kStderrTailBytes);
 
   if (!finished) {
-    kill_and_reap(pid);
+    kill_and_reap(pid, whole_group);
     result.end = ChildResult::End::TimedOut;
     result.wall_s = timeout_s;
   } else if (WIFSIGNALED(status)) {
@@ -248,8 +253,13 @@ ChildResult run_in_child(const std::function<std::string()>& work, double timeou
   return collect(pid, out.read, err.read, start, timeout_s);
 }
 
-ChildResult run_in_worker(const std::string& executable, const std::vector<std::string>& args,
-                          const std::string& request, double timeout_s) {
+namespace {
+
+// Spawns argv[0] with `request` on its stdin and collects it (see collect); with
+// `own_group` in a process group of its own, killed as a whole on timeout. `what`
+// names it in an io Error when the pipes or the spawn fail.
+ChildResult spawn_with_request(std::vector<std::string> argv_text, const std::string& request,
+                               double timeout_s, bool own_group, const std::string& what) {
   int in = request_file(request);
   Pipe out{}, err{};
   try {
@@ -259,30 +269,51 @@ ChildResult run_in_worker(const std::string& executable, const std::vector<std::
     close_all({in, out.read, out.write});
     throw;
   }
-  // dup2 clears close-on-exec on the worker's three descriptors; every other
+  // dup2 clears close-on-exec on the child's three descriptors; every other
   // descriptor of this process, these pipes' other ends included, is close-on-exec.
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out.write, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err.write, STDERR_FILENO);
-  std::vector<std::string> argv_text = {executable};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    // Process group 0: a new group led by the child. A terminal's Ctrl-C then reaches
+    // pto-tune alone, which stops after the measurement in flight, as on the cpu backend.
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   std::vector<char*> argv;
   for (std::string& arg : argv_text) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
   auto start = Clock::now();
   pid_t pid = 0;
-  int spawn_errno = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  int spawn_errno = posix_spawn(&pid, argv_text.front().c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   close_all({in, out.write, err.write});
   if (spawn_errno != 0) {
     close_all({out.read, err.read});
-    fail(ErrorCategory::Io, "cannot start the measurement worker " + executable + ": " +
-                                std::strerror(spawn_errno));
+    fail(ErrorCategory::Io, "cannot start " + what + ": " + std::strerror(spawn_errno));
   }
-  return collect(pid, out.read, err.read, start, timeout_s);
+  return collect(pid, out.read, err.read, start, timeout_s, own_group);
+}
+
+}  // namespace
+
+ChildResult run_in_worker(const std::string& executable, const std::vector<std::string>& args,
+                          const std::string& request, double timeout_s) {
+  std::vector<std::string> argv = {executable};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_with_request(std::move(argv), request, timeout_s, false,
+                            "the measurement worker " + executable);
+}
+
+ChildResult run_command(const std::string& shell_command, const std::string& request, double timeout_s) {
+  return spawn_with_request({"/bin/sh", "-c", shell_command}, request, timeout_s, true,
+                            "the measurement command '" + shell_command + "'");
 }
 
 std::string worker_executable() {

@@ -1,7 +1,7 @@
 // Isolation: runs a piece of work in a child process under a time limit, so that a
 // candidate that crashes, aborts or hangs costs the tuner one result, not the run.
 //
-// Two ways to start the child, one way to collect it (the result, text, JSON by
+// Three ways to start the child, one way to collect it (the result, text, JSON by
 // convention, travels back over a pipe; the child's stderr is kept for the error
 // message; a timeout kills it):
 //
@@ -11,6 +11,8 @@
 //   on stdin. A process that must not be forked — a Python interpreter, with its own
 //   threads, locks and state — measures this way; the worker rebuilds the fixture
 //   from the request's seed. worker_executable() says where the worker is found.
+// - run_command runs a user's shell command (`/bin/sh -c`, the command backend) the same
+//   way, in a process group of its own that a timeout kills as a whole.
 //
 // libgomp does not survive a fork: the child inherits the forking thread's OpenMP
 // thread pool, whose threads do not exist there, and the first parallel region on
@@ -60,6 +62,11 @@ ChildResult run_in_child(const std::function<std::string()>& work, double timeou
 // `timeout_s`. io Error when the pipes or the spawn fail.
 ChildResult run_in_worker(const std::string& executable, const std::vector<std::string>& args,
                           const std::string& request, double timeout_s);
+
+// Runs `/bin/sh -c shell_command` in a new process group, writes `request` to its stdin
+// and returns what it printed on stdout, or how it ended. Kills the whole group
+// (SIGKILL) after `timeout_s`. io Error when the pipes or the spawn fail.
+ChildResult run_command(const std::string& shell_command, const std::string& request, double timeout_s);
 
 // The pto-tune-worker executable: $PTO_TUNE_WORKER when set, else the one next to the
 // binary or shared library holding this code (the pto-tune executable, or the Python

@@ -32,7 +32,7 @@ struct Measurement {
   std::string error;          // why, for any status but OK
   Stats stats;
   double predicted_ns = 0;    // the cost model's prediction, 0 when none
-  std::string backend;        // "sim", "cpu", "model"
+  std::string backend;        // "sim", "cpu", "model", "npu", "command"
   bool simulated = false;     // true for sim and model: not a real measurement
   bool predicted = false;     // true for model: the cost model's figure, nothing was run
   bool verified = false;      // cpu: the first run matched the reference

@@ -1,7 +1,8 @@
-// The `npu` backend: where a real Ascend NPU would plug in through CANN (the Ascend
-// toolkit's runtime: load the kernel, launch it on a device, time it with device
-// events). This build has none, so asking for it says what it needs instead of
-// pretending.
+// The `npu` backend without a measure command: where a real Ascend NPU would plug in
+// through CANN (the Ascend toolkit's runtime: load the kernel, launch it on a device,
+// time it with device events). This build has none, so asking for it says what it
+// needs instead of pretending, and how to measure on an NPU of one's own: through a
+// measure command (measure/command_runner.cpp, examples/npu/measure_pypto.py).
 #include <cstdlib>
 #include <string>
 
@@ -21,7 +22,9 @@ std::unique_ptr<Runner> make_npu_runner(const Target& npu, const RunnerOptions& 
               "visible NPU device. This build of pto-tune has no NPU backend (" + toolkit +
               "). For target '" + npu.name + "' use " +
               (npu.kind == TargetKind::Npu ? "backend 'sim' (simulated time)" : "backend 'cpu' (real time on this machine)") +
-              " or 'model' (the cost model's prediction).");
+              " or 'model' (the cost model's prediction). To measure on an Ascend NPU of your own through "
+              "PyPTO and torch_npu, give --measure-cmd 'python3 examples/npu/measure_pypto.py --kernel "
+              "my_kernel.py' (docs/measure_protocol.md).");
 }
 
 }  // namespace pto::measure

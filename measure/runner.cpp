@@ -22,7 +22,7 @@ TuningRunners make_tuning_runners(const std::string& backend, const Target& targ
   return {make_runner(backend, target, search_options(options)), make_runner(backend, target, options)};
 }
 
-std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu"}; }
+std::vector<std::string> backend_names() { return {"sim", "cpu", "model", "npu", "command"}; }
 
 std::vector<std::string> measuring_backends(const Target& target) {
   return {target.kind == TargetKind::Cpu ? "cpu" : "sim"};
@@ -42,9 +42,18 @@ void check_backend_name(const std::string& backend) {
   usage_error("unknown backend '" + backend + "' (known: " + names + ")");
 }
 
-void check_backend(const std::string& backend, const Target& target) {
-  if (backend == "npu") make_npu_runner(target, {});  // throws, saying what it needs
+void check_backend(const std::string& backend, const Target& target, const RunnerOptions& options) {
   check_backend_name(backend);
+  const bool measures_externally = !options.measure_command.empty() || options.measure_function;
+  if (backend == "npu" && !measures_externally) make_npu_runner(target, options);  // throws, saying what it needs
+  if (backend == "npu" && target.kind != TargetKind::Npu)
+    usage_error("backend 'npu' measures on an Ascend NPU and needs an NPU target, got '" + target.name +
+                "'; to measure another device with your own command use backend 'command'");
+  if (backend == "command" && !measures_externally)
+    usage_error("backend 'command' runs your measurement command for each batch of candidates: give it "
+                "with --measure-cmd 'CMD' (see docs/measure_protocol.md)");
+  if (backend != "command" && backend != "npu" && measures_externally)
+    usage_error("a measure command is for backend 'command' or 'npu', not '" + backend + "'");
   if (backend == "cpu" && target.kind != TargetKind::Cpu)
     usage_error("backend 'cpu' times real runs on this machine and needs the 'host' target, got '" +
                 target.name + "'; for an NPU target use backend 'sim' or 'model'");
@@ -55,12 +64,20 @@ void check_backend(const std::string& backend, const Target& target) {
 
 std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,
                                     const RunnerOptions& given) {
-  check_backend(backend, target);
+  check_backend(backend, target, given);
   RunnerOptions options = given;
   if (!options.coefficients) options.coefficients = calibrated_coefficients(target, predicted_backend(backend, target));
   if (backend == "cpu") return make_cpu_runner(target, options);
   if (backend == "sim") return make_sim_runner(target, options);
+  if (backend == "command" || backend == "npu") return make_command_runner(backend, target, options);
   return make_model_runner(target, options);
+}
+
+void check_timeout(double timeout_s) {
+  constexpr double kMaxTimeoutS = 24 * 3600;  // a day; past it a deadline is a typo
+  if (!(timeout_s > 0 && timeout_s <= kMaxTimeoutS))
+    usage_error("the per-candidate timeout must be > 0 s and at most a day (86400 s), got " +
+                std::to_string(timeout_s));
 }
 
 void reject(Measurement& m, const std::exception& why) {

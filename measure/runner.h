@@ -5,7 +5,10 @@
 // an infeasible config, a compile error, a crash, a hang or a wrong result becomes
 // that candidate's status, and the batch goes on. Backends: `sim` (NPU simulator,
 // Ascend targets), `cpu` (real time on this host, isolated in a child process),
-// `model` (the cost model alone), `npu` (real hardware through CANN — not built here).
+// `model` (the cost model alone), `command` (the user's own measurement: a shell command
+// speaking docs/measure_protocol.md, or a Python function) and `npu` (the same, for a
+// real Ascend NPU, e.g. examples/npu/measure_pypto.py; with no command it says what
+// it needs).
 //
 // A runner is called once per batch: the batch shares the workload's set-up (its
 // graph, the cost model, and on the cpu backend the inputs and the fp64 reference),
@@ -27,6 +30,7 @@
 #include "core/tile_config.h"
 #include "core/workload.h"
 #include "cost_model/coefficients.h"
+#include "measure/external_measure.h"
 #include "measure/measurement.h"
 
 namespace pto::measure {
@@ -46,7 +50,7 @@ struct RunnerOptions {
   int min_repetitions = 5;     // ... and at least this many runs
   int warmup = 1;              // cpu: untimed runs first, the verified first run included
   bool flush_cache = false;    // cpu: evict caches between runs
-  double timeout_s = 30;       // cpu: per-candidate limit in the child process
+  double timeout_s = 30;       // cpu, command, npu: per-candidate limit in the child process
   bool isolate = true;         // cpu: run each candidate in a child process
   ChildStart child_start = ChildStart::Fork;  // cpu, with isolate: how the child starts
   int threads = 0;             // cpu: OpenMP threads, 0 = all
@@ -56,6 +60,10 @@ struct RunnerOptions {
   // threads it sums them, so it suits threads = 1.
   bool cpu_time = false;
   uint64_t seed = 1;           // input data
+  // command, npu: the shell command that measures each batch (docs/measure_protocol.md),
+  // or instead a function in this process (pto_tune.tune(measure=fn)).
+  std::string measure_command;
+  std::optional<ExternalMeasurer> measure_function;
   // The cost model's coefficients for every prediction; absent = the calibration saved
   // for (target, the backend predicted) in the default folder, else the datasheet
   // figures (cost_model/calibration_store.h).
@@ -105,10 +113,11 @@ struct TuningRunners {
 };
 TuningRunners make_tuning_runners(const std::string& backend, const Target& target, const RunnerOptions& options);
 
-std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu"
+std::vector<std::string> backend_names();  // "sim", "cpu", "model", "npu", "command"
 // The backends that measure `target` in this build, real or simulated time, as
 // calibration needs: cpu for the host, sim for an NPU target. Not model (the cost
-// model's own prediction) and not npu (this build has no NPU to measure on).
+// model's own prediction), and not npu or command (they measure only through a
+// command the user gives, which calibration does not take).
 std::vector<std::string> measuring_backends(const Target& target);
 // What measures a target when no backend is named: the first of its measuring backends.
 std::string default_backend(const Target& target);
@@ -116,9 +125,11 @@ std::string default_backend(const Target& target);
 // `model` predicts the target's default backend (so it uses that calibration).
 std::string predicted_backend(const std::string& backend, const Target& target);
 // Usage Error for an unknown backend or one that does not fit the target (cpu needs
-// the host target, sim an NPU target); `npu` explains what it needs and that it is
-// not built on this machine. make_runner checks the same before it makes one.
-void check_backend(const std::string& backend, const Target& target);
+// the host target, sim an NPU target, npu an NPU target); `command` needs a measure
+// command (or function), `npu` too, and without one explains what it needs and that
+// this build has no CANN backend. A measure command for another backend is an error
+// too. make_runner checks the same before it makes one.
+void check_backend(const std::string& backend, const Target& target, const RunnerOptions& options = {});
 // Usage Error for a name that is no backend's (listing the known ones).
 void check_backend_name(const std::string& backend);
 std::unique_ptr<Runner> make_runner(const std::string& backend, const Target& target,

@@ -30,7 +30,7 @@ namespace pto::search {
 struct RecordKey {
   std::string workload;            // Workload::key()
   std::string target_fingerprint;  // Target::fingerprint()
-  std::string backend;             // "sim", "cpu", "model"
+  std::string backend;             // "sim", "cpu", "model", "npu", "command"
   bool operator==(const RecordKey&) const = default;
   auto operator<=>(const RecordKey&) const = default;
 };

@@ -186,10 +186,7 @@ RunnerOptions clamp_threads(RunnerOptions options) {
 std::unique_ptr<Runner> make_cpu_runner(const Target& host, const RunnerOptions& requested) {
   const RunnerOptions options = clamp_threads(requested);
   timing_policy(options);  // rejects bad timing options now, not in every child
-  constexpr double kMaxTimeoutS = 24 * 3600;  // a day; past it a deadline is a typo
-  if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS))
-    usage_error("the per-candidate timeout must be > 0 s and at most a day (86400 s), got " +
-                std::to_string(options.timeout_s));
+  check_timeout(options.timeout_s);
   if (options.threads < 0)
     usage_error("threads must be >= 0 (0 = all), got " + std::to_string(options.threads));
   for (const auto& [candidate, fault] : options.faults)

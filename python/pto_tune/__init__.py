@@ -23,7 +23,7 @@ merges a database file. Errors are pto_tune.Error subclasses.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ._pto_tune import (
     Config,
@@ -121,7 +121,8 @@ def run(op: str, shapes: Any, config: Any, dtype: str = "fp16", target: str = "a
 def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
          backend: str | None = None, strategy: str = "auto", budget: int | None = None,
          time_limit: float | None = None, seed: int = 1, db: str | None = None,
-         attrs: dict[str, int] | None = None, expr: str | None = None, retune: bool = False) -> Result:
+         attrs: dict[str, int] | None = None, expr: str | None = None, retune: bool = False,
+         measure: Callable[[Config], float] | None = None) -> Result:
     """Tunes one workload and stores every measurement in the database.
 
     db: the database file (default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).
@@ -133,9 +134,16 @@ def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
     The GIL is released while it measures; Ctrl-C stops it after the measurement in
     flight (what was measured is kept) and raises KeyboardInterrupt. lookup() sees the
     result at once.
+    measure: your own measurement, e.g. your PyPTO kernel on an NPU: measure(config)
+    gets each candidate as a Config (its tiles, config.pypto_calls(); apply(config,
+    pypto) sets them) and returns the seconds of one run, or raises (the candidate
+    fails with the exception's text; a TimeoutError is a timeout). It is called once per
+    repeat wanted (finalists in rounds), with the GIL held; infeasible configs never
+    reach it. The records say backend "command" (or backend="npu", for an Ascend NPU)
+    and name the function.
     """
     return Result(_tune(op, shapes, dtype, target, backend, strategy, budget, time_limit, seed, db, attrs, expr,
-                        retune))
+                        retune, measure))
 
 
 class Database(_Database):

@@ -1,5 +1,5 @@
 # Type stubs of the _pto_tune extension (python/src/*.cpp); pto_tune/__init__.py wraps it.
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 compiler_version: str
 cost_model_version: str
@@ -89,7 +89,7 @@ def tune(op: str, shapes: Shapes, dtype: str = "fp16", target: str = "ascend910b
          backend: str | None = None, strategy: str = "auto", budget: int | None = None,
          time_limit: float | None = None, seed: int = 1, db: str | None = None,
          attrs: Mapping[str, int] | None = None, expr: str | None = None,
-         retune: bool = False) -> dict[str, Any]: ...
+         retune: bool = False, measure: Callable[[Config], float] | None = None) -> dict[str, Any]: ...
 
 class Database:
     def __init__(self, path: str | None = None) -> None: ...

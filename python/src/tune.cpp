@@ -1,5 +1,5 @@
 // pto_tune.tune: search::tune from Python, into a tuning database, with the GIL
-// released while it measures.
+// released while it measures; with measure=fn, fn measures (measure_function.cpp).
 #include <atomic>
 #include <optional>
 
@@ -37,9 +37,14 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
                 const std::string& target_name, const std::optional<std::string>& backend,
                 const std::string& strategy, const std::optional<int64_t>& budget,
                 const std::optional<double>& time_limit_s, uint64_t seed, const std::optional<std::string>& db,
-                const py::object& attrs, const std::optional<std::string>& expr, bool retune) {
+                const py::object& attrs, const std::optional<std::string>& expr, bool retune,
+                const py::object& measure) {
   const Workload w = workload_from(op, shapes, dtype, attrs, expr);
   const Target& target = target_named(target_name);
+  measure::RunnerOptions runner = runner_options(seed);
+  if (!measure.is_none()) runner.measure_function = measure_function(measure);
+  // A measure function is the command backend's measurement, unless called npu.
+  const std::string backend_name = measure.is_none() ? backend_or_default(backend, target) : backend.value_or("command");
   if (budget && *budget < 1) usage_error("budget: expected a positive number of measurements, got " +
                                          std::to_string(*budget));
   search::TuneOptions options;
@@ -55,7 +60,7 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
   {
     py::gil_scoped_release release;
     const measure::TuningRunners runners =
-        measure::make_tuning_runners(backend_or_default(backend, target), target, runner_options(seed));
+        measure::make_tuning_runners(backend_name, target, runner);
     options.finalist_runner = runners.finalists.get();
     auto store = db::TuningDb::open(db::resolve_db_path(db));
     result = search::tune(w, target, *runners.search, *store, options).to_json();
@@ -72,7 +77,8 @@ void bind_tune(py::module_& m) {
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("strategy") = "auto",
         py::arg("budget") = py::none(), py::arg("time_limit") = py::none(), py::arg("seed") = 1,
         py::arg("db") = py::none(), py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
-        py::arg("retune") = false, "Tunes one workload into the database; the result as a dict (the CLI's --json).");
+        py::arg("retune") = false, py::arg("measure") = py::none(),
+        "Tunes one workload into the database; the result as a dict (the CLI's --json).");
 }
 
 }  // namespace pto::python

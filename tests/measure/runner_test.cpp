@@ -85,8 +85,8 @@ void expect_ok_and_timed(const Measurement& m, const RunnerOptions& o) {
 
 // ---- make_runner ----------------------------------------------------------------------
 
-TEST(MakeRunner, KnowsFourBackends) {
-  EXPECT_EQ(backend_names(), (std::vector<std::string>{"sim", "cpu", "model", "npu"}));
+TEST(MakeRunner, KnowsFiveBackends) {
+  EXPECT_EQ(backend_names(), (std::vector<std::string>{"sim", "cpu", "model", "npu", "command"}));
   EXPECT_EQ(make_runner("cpu", host())->name(), "cpu");
   EXPECT_EQ(make_runner("sim", npu())->name(), "sim");
   EXPECT_EQ(make_runner("model", npu())->name(), "model");
