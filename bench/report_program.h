@@ -16,6 +16,7 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -49,6 +50,13 @@ inline std::string fmt(const char* format, double v) {
   char text[64];
   std::snprintf(text, sizeof text, format, v);
   return text;
+}
+
+// The geometric mean of positive numbers; 0 for none.
+inline double geomean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
 }
 
 // The --filter option: comma-separated substrings of a workload's key or label; empty

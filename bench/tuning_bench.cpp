@@ -45,6 +45,7 @@ namespace pto::search {
 namespace {
 
 using bench::fmt;
+using bench::geomean;
 
 struct Case {
   std::string label;
@@ -212,12 +213,6 @@ double median(std::vector<double> v) {
   if (n % 2) return v[n / 2];
   if (std::isinf(v[n / 2])) return kNever;
   return 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double geomean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
 }
 
 std::string count_or_never(double v) { return std::isinf(v) ? "never" : fmt("%.0f", v); }

@@ -35,6 +35,10 @@ constexpr size_t kLocalRows = 8;
 // Rounds of min_measured successful measurements without a gain beyond the noise
 // margin that end the search.
 constexpr size_t kPatienceRounds = 2;
+// The finalists' prediction error (rms, log time) up to which kPatienceRounds are
+// enough; a larger error lengthens the patience in proportion, since more untried
+// candidates are then within reach of the best.
+constexpr double kConfidentError = 0.05;
 // How much slower than the measured best a stratum's best candidate may be predicted and
 // still be explored: the analytical model's error across strata is within it (a K-heavy
 // matmul's winner on 4 cores was predicted 1.3x slower than simulated), while the strata
@@ -137,6 +141,7 @@ double ScoredPool::log_time(size_t i) const {
 
 void ScoredPool::mark_proposed(size_t i) {
   if (entries_[i].state == State::Fresh) --fresh_;
+  entries_[i].log_proposed = log_time(i);
   entries_[i].state = State::Proposed;
 }
 
@@ -146,6 +151,7 @@ void ScoredPool::observe(std::span<const TileConfig> configs, std::span<const me
     if (!i) continue;
     Entry& e = entries_[*i];
     if (e.state == State::Fresh) --fresh_;
+    if (e.state != State::Measured) measured_order_.push_back(*i);
     e.state = State::Measured;
     const measure::Measurement& m = results[k];
     e.log_measured = m.ok() && m.stats.median_ns > 0 ? std::log(m.stats.median_ns) : kInfinity;
@@ -192,6 +198,18 @@ double ScoredPool::local_error() const {
   });
   double sum = 0;
   for (size_t k = 0; k < n; ++k) sum += loo[rows[k]] * loo[rows[k]];
+  return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
+}
+
+double ScoredPool::finalist_error() const {
+  double sum = 0;
+  size_t n = 0;
+  for (auto it = measured_order_.rbegin(); it != measured_order_.rend() && n < kLocalRows; ++it) {
+    const Entry& e = entries_[*it];
+    if (!e.log_proposed || e.log_measured == kInfinity) continue;
+    sum += std::pow(*e.log_proposed - e.log_measured, 2);
+    ++n;
+  }
   return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
 }
 
@@ -242,8 +260,10 @@ std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt199
 
 bool ScoredPool::search_done(const std::vector<size_t>& ranked, size_t min_measured) const {
   if (measured_ok_ < min_measured || !best_log_measured_) return false;
-  if (since_gain_ >= min_measured * kPatienceRounds) return true;
-  const double threshold = *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + local_error();
+  const double error = std::max(local_error(), finalist_error());
+  const double patience = static_cast<double>(min_measured * kPatienceRounds) * std::max(1.0, error / kConfidentError);
+  if (static_cast<double>(since_gain_) >= patience) return true;
+  const double threshold = *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + error;
   return ranked.empty() || log_time(ranked.front()) >= threshold;
 }
 

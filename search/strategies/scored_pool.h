@@ -71,11 +71,15 @@ class ScoredPool {
   //
   // The search is done once at least `min_measured` were measured and either
   //  - no fresh candidate could beat the measured best by more than the noise margin:
-  //    "could" is the corrected prediction less the residual model's leave-one-out
-  //    error over the kLocalRows best measured candidates — the error where the
-  //    decision is; the error over all of them is dominated by the slow candidates
-  //    exploration measured, and kept a 4096^3 matmul searching a plateau of near-equal
-  //    tiles for 80 measurements — or
+  //    "could" is the corrected prediction less the model's error where the decision
+  //    is: the larger of the residual model's leave-one-out error over the kLocalRows
+  //    best measured candidates and the error of the corrected predictions the last
+  //    kLocalRows measured were proposed on. The second is what this workload's own
+  //    finalists showed the model's error to be, out of sample; the first alone,
+  //    a fit's error on rows it was fitted beside, stopped a 512,11008,4096 matmul
+  //    after 17 measurements at 0.96 of what evolve found. (The error over all measured
+  //    candidates is dominated by the slow ones exploration measured, and kept a
+  //    4096^3 matmul searching a plateau of near-equal tiles for 80 measurements.) Or
   //  - the last `min_measured` * kPatienceRounds successful measurements, the model's
   //    own best picks among them, beat the best by no more than the noise margin: the
   //    model's optimism was put to the test and refuted (TVM's early stopping).
@@ -95,6 +99,7 @@ class ScoredPool {
     State state = State::Fresh;
     double log_measured = 0;
     int parallelism = 0;  // the parallelism stratum: round(log2(tasks)), see pick()
+    std::optional<double> log_proposed;  // log_time when it was proposed
   };
 
   // What add() computes for a candidate before inserting it: its program (absent when
@@ -127,6 +132,10 @@ class ScoredPool {
   std::vector<size_t> untried_strata(const std::vector<size_t>& ranked, size_t max) const;
   // The leave-one-out rms error of the residual model over the best measured rows.
   double local_error() const;
+  // The rms error, in log time, of the corrected predictions the last kLocalRows
+  // measured candidates were proposed on: the model's error out of sample, as it
+  // stands now, on the picks it ranked best.
+  double finalist_error() const;
   // Counts a successful measurement towards the stagnation rule.
   void note_progress(double log_measured);
 
@@ -142,6 +151,7 @@ class ScoredPool {
   size_t since_gain_ = 0;
   ResidualModel residual_;
   std::vector<size_t> fitted_;  // the entry of each row the residual model was fitted on
+  std::vector<size_t> measured_order_;  // entries in the order they were measured
 };
 
 }  // namespace pto::search

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -161,6 +162,53 @@ TEST(Strategy, ModelGuidedStrategiesStopWhenNothingIsPredictedToWin) {
     }
     EXPECT_LT(proposed, feasible) << key << ": topk measured everything with a perfect model";
   }
+}
+
+// The stop rule is backed by what this workload's finalists showed of the model's
+// error: where the measured times depart from the predictions by up to +-30 % (the
+// stand-in's bend), topk measures longer over the workloads than where the model is
+// exact (on one it may stop at once: a lucky first batch no prediction can beat by
+// the error it showed), and ends within 3 % of the best the bent times hold
+// (exhaustive over them).
+TEST(Strategy, TopkMeasuresLongerWhereItsFinalistsShowTheModelWrong) {
+  size_t exact_total = 0, bent_total = 0;
+  for (const std::string& key : workloads()) {
+    const Subject setup(key);
+    const std::vector<TileConfig> all = setup.space.enumerate(UINT64_MAX);
+    if (all.size() < 100) continue;
+    auto exact = [&](const TileConfig& c) {
+      measure::Measurement m;
+      const double t = setup.model.predict_ns(c);
+      m.stats = {t, t, t, 1};
+      return m;
+    };
+    auto run = [&](const std::function<measure::Measurement(const TileConfig&)>& time) {
+      std::unique_ptr<Strategy> s = make_strategy("topk", setup.context());
+      const TileConfig& base = setup.space.baseline();
+      const measure::Measurement bm = time(base);
+      s->observe(std::span(&base, 1), std::span(&bm, 1));
+      std::pair<size_t, double> proposed_best = {0, bm.stats.median_ns};
+      for (std::vector<TileConfig> batch = s->propose(8); !batch.empty(); batch = s->propose(8)) {
+        std::vector<measure::Measurement> results;
+        for (const TileConfig& c : batch) {
+          results.push_back(time(c));
+          proposed_best.second = std::min(proposed_best.second, results.back().stats.median_ns);
+        }
+        s->observe(batch, results);
+        proposed_best.first += batch.size();
+      }
+      return proposed_best;
+    };
+    const auto bent = [&](const TileConfig& c) { return stand_in(setup.model, c); };
+    double truth = std::numeric_limits<double>::infinity();
+    for (const TileConfig& c : all) truth = std::min(truth, bent(c).stats.median_ns);
+    const size_t exact_proposed = run(exact).first;
+    const auto [bent_proposed, bent_best] = run(bent);
+    exact_total += exact_proposed;
+    bent_total += bent_proposed;
+    EXPECT_LE(bent_best, truth * 1.03) << key << ": " << bent_proposed << " proposed of " << all.size();
+  }
+  EXPECT_GT(bent_total, exact_total);
 }
 
 // The tasks of a candidate's busiest kernel, in powers of two: the axis along which
