@@ -2,9 +2,12 @@
 //
 //   ExactHit/N      DbConfigProvider::choose for a tuned workload, N tuned records
 //                   (target < 1 us)
-//   NearestShape/N  a shape never asked before, served from the nearest of N tuned
-//                   shapes of the same op, dtype and target, its feasibility checked by
-//                   analyze (target < 20 us)
+//   TransferShape/N a shape never asked before, served from the configs of the 4
+//                   nearest of N tuned shapes of the same op, dtype and target (each
+//                   checked by analyze) and the default, ranked by the cost model
+//                   (target < 50 us)
+//   NearestShape/N  the same with transfer_neighbours 0: the nearest one's config,
+//                   unranked (target < 20 us)
 //   ModelPick       no tuned neighbour: the cost model's pick over a sample of the
 //                   space (the third fallback; what its cap costs)
 //   Load100k        opening a database of 100,000 tuned records into the in-memory
@@ -14,6 +17,7 @@
 //   build/bench/lookup_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -78,10 +82,13 @@ const std::string& db_100k() {
 }
 
 // Tuned records of one op, dtype and target: the nearest search scans all of them.
-DbConfigProvider& provider(size_t records) {
-  static std::map<size_t, std::unique_ptr<DbConfigProvider>> providers;
-  auto& p = providers[records];
-  if (!p) p = std::make_unique<DbConfigProvider>(tuned_matmuls(records));
+// `transfer`: rank the nearest ones' configs (the default), or serve the nearest one's.
+DbConfigProvider& provider(size_t records, bool transfer = true) {
+  static std::map<std::pair<size_t, bool>, std::unique_ptr<DbConfigProvider>> providers;
+  auto& p = providers[{records, transfer}];
+  LookupOptions options;
+  if (!transfer) options.transfer_neighbours = 0;
+  if (!p) p = std::make_unique<DbConfigProvider>(tuned_matmuls(records), options);
   return *p;
 }
 
@@ -93,16 +100,29 @@ void ExactHit(benchmark::State& state) {
 }
 BENCHMARK(ExactHit)->Arg(1000)->Arg(10000);
 
-void NearestShape(benchmark::State& state) {
-  DbConfigProvider& p = provider(state.range(0));
-  static int64_t i = 0;  // across repetitions too: a shape asked before is a memoized answer
+// Shapes never tuned and never asked before (odd sizes; `next` counts across
+// repetitions too, since a shape asked before is a memoized answer), each looked up once.
+void untuned_lookups(benchmark::State& state, DbConfigProvider& p, int64_t& next,
+                     std::initializer_list<ConfigSource> expected) {
   for (auto _ : state) {
-    ++i;  // odd sizes: never tuned, never asked before
-    const Workload w{"matmul", {17 + 2 * (i % 4096), 1001 + 2 * (i / 4096 % 4096), 515}, DType::F16, {}};
+    ++next;
+    const Workload w{"matmul", {17 + 2 * (next % 4096), 1001 + 2 * (next / 4096 % 4096), 515}, DType::F16, {}};
     const ConfigChoice c = p.choose(w, npu());
-    if (c.source != ConfigSource::Nearest) state.SkipWithError("not a nearest hit");
+    if (std::find(expected.begin(), expected.end(), c.source) == expected.end())
+      state.SkipWithError("an answer of another source");
     benchmark::DoNotOptimize(c);
   }
+}
+
+void TransferShape(benchmark::State& state) {
+  static int64_t next = 0;
+  untuned_lookups(state, provider(state.range(0)), next, {ConfigSource::Transfer, ConfigSource::Default});
+}
+BENCHMARK(TransferShape)->Arg(100)->Arg(1000)->Arg(10000);
+
+void NearestShape(benchmark::State& state) {
+  static int64_t next = 0;
+  untuned_lookups(state, provider(state.range(0), false), next, {ConfigSource::Nearest});
 }
 BENCHMARK(NearestShape)->Arg(100)->Arg(1000)->Arg(10000);
 

@@ -58,6 +58,7 @@ JitResult compile_cached(const Workload& w, const TensorGraph& graph, const Targ
 const char* config_source_name(ConfigSource s) {
   switch (s) {
     case ConfigSource::Exact: return "exact";
+    case ConfigSource::Transfer: return "transfer";
     case ConfigSource::Nearest: return "nearest";
     case ConfigSource::Model: return "model";
     case ConfigSource::Default: return "default";
@@ -72,6 +73,11 @@ std::string ConfigChoice::describe() const {
     for (int64_t d : *from_shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     text += " " + dims;
   }
+  const std::string neighbours = std::to_string(ranked_neighbours) + " tuned neighbour" +
+                                 (ranked_neighbours == 1 ? "'s config" : "s' configs");
+  if (ranked_neighbours > 0 && source == ConfigSource::Transfer)
+    text += " (the model's pick of " + neighbours + " and the default)";
+  if (ranked_neighbours > 0 && source == ConfigSource::Default) text += " (the model ranks it above " + neighbours + ")";
   if (stale) text += " (stale: " + stale_reason + ")";
   return text;
 }

@@ -26,18 +26,24 @@ namespace pto {
 // Where a config came from, best first: a tuned record of this very workload, the
 // tuned record of the nearest shape of the same op, the cost model's pick, the op's
 // default.
-enum class ConfigSource { Exact, Nearest, Model, Default };
-const char* config_source_name(ConfigSource s);  // "exact", "nearest", "model", "default"
+enum class ConfigSource { Exact, Transfer, Nearest, Model, Default };
+// "exact", "transfer", "nearest", "model", "default"
+const char* config_source_name(ConfigSource s);
 
 struct ConfigChoice {
   TileConfig config;
   ConfigSource source = ConfigSource::Default;
-  std::optional<Shape> from_shape;  // Nearest: the tuned shape whose config this is
+  std::optional<Shape> from_shape;  // Transfer, Nearest: the tuned shape whose config this is
   // A tuned record made under other compiler/cost-model versions, or for another
   // description of the same target: served only because nothing fresh was found.
   bool stale = false;
   std::string stale_reason;         // "made by compiler 0.1.0 (now 0.2.0)"
-  // "exact", "nearest 4096,4096,4096", "model", "default", + " (stale: REASON)".
+  // Transfer, or Default after one: how many tuned shapes' configs the cost model
+  // ranked against the default for this shape (0: no ranking took place).
+  size_t ranked_neighbours = 0;
+  // "exact", "transfer 4096,4096,4096 (the model's pick of 4 tuned neighbours' configs
+  // and the default)", "nearest 4096,4096,4096", "model", "default", "default (the
+  // model ranks it above 4 tuned neighbours' configs)", + " (stale: REASON)".
   std::string describe() const;
 };
 

@@ -193,19 +193,44 @@ struct DbConfigProvider::Index {
     return ConfigChoice{config(*other), ConfigSource::Exact, {}, true, reason};
   }
 
-  // The nearest tuned shape whose config fits this one (db/shape_index.h gives the
-  // order); usually the first tried fits, so analyze runs once.
-  std::optional<ConfigChoice> nearest(const Workload& w, const std::string& workload_key, const std::string& fp,
-                                      const Analyzer& analyzer) const {
+  // Up to `most` tuned shapes nearest to this one whose configs fit it, nearest first
+  // (db/shape_index.h gives the order).
+  std::vector<const Tuned*> neighbours(const Workload& w, const std::string& workload_key, const std::string& fp,
+                                       const Analyzer& analyzer, size_t most) const {
+    std::vector<const Tuned*> found;
     const auto it = family.find(family_key(workload_key, w.shape.size(), fp));
-    if (it == family.end() || !it->second.shapes) return std::nullopt;
+    if (it == family.end() || !it->second.shapes) return found;
     const Family& f = it->second;
-    const auto found = f.shapes->nearest(w.shape, [&](size_t i) {
-      return analyzer.analyze(config(tuned[f.members[i]])).feasible;
+    f.shapes->nearest(w.shape, [&](size_t i) {
+      const Tuned& t = tuned[f.members[i]];
+      if (analyzer.analyze(config(t)).feasible) found.push_back(&t);
+      return found.size() >= most;
     });
-    if (!found) return std::nullopt;
-    const Tuned& t = tuned[f.members[*found]];
-    return ConfigChoice{config(t), ConfigSource::Nearest, shape(t), false, {}};
+    return found;
+  }
+
+  // Step 2 of the fallback order (db/config_lookup.h).
+  std::optional<ConfigChoice> transfer(const Workload& w, const std::string& workload_key, const std::string& fp,
+                                       const TensorGraph& graph, const Analyzer& analyzer, const Target& t) const {
+    const std::vector<const Tuned*> near =
+        neighbours(w, workload_key, fp, analyzer, std::max<size_t>(options.transfer_neighbours, 1));
+    if (near.empty()) return std::nullopt;
+    const ConfigChoice nearest{config(*near.front()), ConfigSource::Nearest, shape(*near.front()), false, {}};
+    if (options.transfer_neighbours == 0) return nearest;
+    try {
+      const CostModel model(graph, t);
+      ConfigChoice pick{default_config(w, graph, t), ConfigSource::Default, {}, false, {}, near.size()};
+      double fastest = model.predict_ns(pick.config);
+      for (const Tuned* n : near) {
+        const double predicted = model.predict_ns(config(*n));
+        if (predicted >= fastest) continue;  // ties keep the default, then the nearer shape
+        fastest = predicted;
+        pick = {config(*n), ConfigSource::Transfer, shape(*n), false, {}, near.size()};
+      }
+      return pick;
+    } catch (const Error&) {
+      return nearest;  // a target the model cannot describe
+    }
   }
 
   // The cost model's best of a deterministic sample of the space (a sample, not the
@@ -229,7 +254,7 @@ struct DbConfigProvider::Index {
   ConfigChoice slow_path(const Workload& w, const std::string& workload_key, const Target& t, const std::string& fp) {
     const TensorGraph graph = build_graph(w);
     const Analyzer analyzer(graph, t);
-    if (auto hit = nearest(w, workload_key, fp, analyzer)) return *hit;
+    if (auto hit = transfer(w, workload_key, fp, graph, analyzer, t)) return *hit;
     if (auto old = stale_exact(workload_key, t, fp); old && analyzer.analyze(old->config).feasible) return *old;
     if (auto pick = model_pick(w, graph, t)) return *pick;
     return {default_config(w, graph, t), ConfigSource::Default, {}, false, {}};

@@ -4,10 +4,17 @@
 //
 // The fallback order, each step reported in the answer's ConfigChoice:
 //   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target;
-//   2. nearest: the tuned shape of the same op, dtype, attrs, rank and target nearest
-//      to this one (distance: the sum over dims of |log2(tuned / wanted)|; ties go to
-//      the smaller shape, dim by dim) whose config core::analyze finds feasible here,
-//      found in a k-d tree over log2 dims (db/shape_index.h);
+//   2. transfer: the configs tuned for the LookupOptions::transfer_neighbours shapes
+//      of the same op, dtype, attrs, rank and target nearest to this one (distance: the
+//      sum over dims of |log2(tuned / wanted)|; ties go to the smaller shape, dim by
+//      dim) whose configs core::analyze finds feasible here, found in a k-d tree over
+//      log2 dims (db/shape_index.h), ranked with the op's default by the cost model for
+//      this shape: a neighbour's config is served only where the model predicts it
+//      faster than the default, else the default, saying so. The nearest shape's best
+//      tiling is often not this one's (77,4096,11008 between tuned 64 and 128 rows),
+//      and the default is the floor the JIT must not fall below. With
+//      transfer_neighbours 0, or where the model cannot score the target, the nearest
+//      feasible shape's config as it is (nearest);
 //   3. model: the cost model's best among a seeded sample of the search space
 //      (search/space_generator.h) and the default, LookupOptions::model_candidates
 //      of them, so that the pick takes milliseconds;
@@ -47,6 +54,9 @@ namespace pto::db {
 struct LookupOptions {
   // Backends whose records may be served, most trusted first.
   std::vector<std::string> backends = {"npu", "cpu", "sim", "model"};
+  // Tuned shapes whose configs a transfer ranks (step 2); 0: the nearest one's config
+  // is served unranked.
+  size_t transfer_neighbours = 4;
   // How many candidates of the space the cost model scores for one model pick (a
   // seeded sample, plus the default); 0 skips step 3. 256 cost about 60 ms of CPU
   // for a matmul on ascend910b1 (results/lookup_latency.md); the answer is memoized.

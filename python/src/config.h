@@ -16,7 +16,7 @@ namespace pto::python {
 
 struct Config {
   TileConfig tiles;
-  std::string source = "given";  // "exact", "nearest 4096,4096,4096", "model", "default", "given"
+  std::string source = "given";  // "exact", "transfer 4096,4096,4096", "model", "default", "given"
   bool stale = false;            // made by other compiler or cost-model versions
   std::string stale_reason;
 };

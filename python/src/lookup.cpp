@@ -81,7 +81,8 @@ void check_backend(const std::string& backend) {
   usage_error("unknown backend '" + backend + "' (known: " + names + ")");
 }
 
-// "exact", "nearest 4096,4096,4096", "model", "default": where the config came from.
+// "exact", "transfer 4096,4096,4096", "nearest 4096,4096,4096", "model", "default": where
+// the config came from.
 std::string source_of(const ConfigChoice& choice) {
   std::string source = config_source_name(choice.source);
   if (!choice.from_shape) return source;

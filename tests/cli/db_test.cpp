@@ -52,9 +52,9 @@ TEST(DbCli, LookupReportsEachSourceAndStaleness) {
   EXPECT_EQ(exact["config"], TileConfig::parse(kTiles).to_json());
   EXPECT_NE(exact["pypto"][0].get<std::string>().find("pypto.set_cube_tile_shapes([64,64],[32,64],[64,128])"),
             std::string::npos);
-  const json nearest = lookup_json(db, "256,256,300");
-  EXPECT_EQ(nearest["source"], "nearest");
-  EXPECT_EQ(nearest["from_shape"], json::parse("[256,256,256]"));
+  const json transfer = lookup_json(db, "256,256,300");
+  EXPECT_EQ(transfer["source"], "transfer");
+  EXPECT_EQ(transfer["from_shape"], json::parse("[256,256,256]"));
   const json stale = lookup_json(db, "1024,1024", "softmax");
   EXPECT_TRUE(stale["stale"].get<bool>());
   EXPECT_NE(stale["stale_reason"].get<std::string>().find("compiler 0.0.1"), std::string::npos);
@@ -63,7 +63,9 @@ TEST(DbCli, LookupReportsEachSourceAndStaleness) {
 
   const Result text = pto_tune("lookup --op matmul --shapes 256,256,300 --target ascend910b1 --db " + quoted(db));
   EXPECT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("nearest 256,256,256"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("transfer 256,256,256 (the model's pick of 1 tuned neighbour's config and the default)"),
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("pypto.set_cube_tile_shapes"), std::string::npos) << text.out;
 }
 

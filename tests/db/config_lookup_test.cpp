@@ -1,5 +1,6 @@
-// DbConfigProvider along its four paths — exact, nearest (feasible only, ties broken
-// the same way every time), the cost model's pick, the default — stale records after a
+// DbConfigProvider along its paths — exact, transfer (the neighbours' configs ranked
+// with the default by the cost model), nearest (feasible only, ties broken the same
+// way every time), the cost model's pick, the default — stale records after a
 // version or fingerprint change, backend preference, loading from a database file,
 // many threads at once, and the JIT compiling through it.
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "core/analyze.h"
 #include "core/op_library.h"
+#include "cost_model/estimate.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "tests/builtin_targets.h"
@@ -45,6 +47,29 @@ TEST(ConfigLookup, ExactHitServesTheTunedConfig) {
   EXPECT_EQ(c.describe(), "exact");
 }
 
+// The positions of `shapes`, nearest to `wanted` first (the sum over dims of |log2
+// ratio|; ties: the smaller shape): a linear scan, to check the indexed search by.
+std::vector<size_t> by_distance(const std::vector<Shape>& shapes, const Shape& wanted) {
+  std::vector<size_t> order(shapes.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto distance = [&](size_t i) {
+    double d = 0;
+    for (size_t k = 0; k < wanted.size(); ++k) d += std::abs(std::log2(double(shapes[i][k])) - std::log2(double(wanted[k])));
+    return d;
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return distance(a) != distance(b) ? distance(a) < distance(b) : shapes[a] < shapes[b];
+  });
+  return order;
+}
+
+// Options that serve the nearest tuned shape's config unranked.
+LookupOptions nearest_only() {
+  LookupOptions o;
+  o.transfer_neighbours = 0;
+  return o;
+}
+
 TEST(ConfigLookup, NearestTakesTheClosestFeasibleShapeAndBreaksTiesBySmallerShape) {
   const Workload wanted = Workload::parse_key("matmul|512,512,512|fp16");
   ASSERT_FALSE(feasible(wanted, TileConfig::parse(kTooBig)));
@@ -54,7 +79,7 @@ TEST(ConfigLookup, NearestTakesTheClosestFeasibleShapeAndBreaksTiesBySmallerShap
       tuned("matmul|1024,512,512|fp16", kSmall),    // distance 1, a larger shape
       tuned("matmul|4096,4096,4096|fp16", kSmall),  // distance 9
       tuned("matmul|512,512,512|fp32", kSmall),     // another dtype: not a neighbour
-  });
+  }, nearest_only());
   const ConfigChoice c = provider.choose(wanted, npu());
   EXPECT_EQ(c.source, ConfigSource::Nearest);
   EXPECT_EQ(c.describe(), "nearest 512,512,1024");
@@ -73,7 +98,7 @@ TEST(ConfigLookup, NearestIsTheBruteForceMinimumForRandomShapes) {
                                 std::to_string(s[2]) + "|fp16",
                             kOther));
   }
-  DbConfigProvider provider(records);
+  DbConfigProvider provider(records, nearest_only());
   for (int trial = 0; trial < 20; ++trial) {
     const Shape want{int64_t{16 + static_cast<int64_t>(rng() % 1000)}, int64_t{16 + static_cast<int64_t>(rng() % 1000)},
                      int64_t{16 + static_cast<int64_t>(rng() % 1000)}};
@@ -98,7 +123,7 @@ TEST(ConfigLookup, NearestIsTheBruteForceMinimumForRandomShapes) {
 TEST(ConfigLookup, NearestFeasibleIsWhatALinearScanFinds) {
   std::mt19937_64 rng(23);
   const std::vector<std::string> configs = {kSmall, kOther, kTooBig};
-  LookupOptions no_model;
+  LookupOptions no_model = nearest_only();
   no_model.model_candidates = 0;
   auto dim = [&rng] {
     return rng() % 2 ? int64_t{16} << (rng() % 8) : 1 + static_cast<int64_t>(rng() % 3000);
@@ -117,16 +142,7 @@ TEST(ConfigLookup, NearestFeasibleIsWhatALinearScanFinds) {
     for (int query = 0; query < 15; ++query) {
       const Workload w{"matmul", {dim(), dim(), dim()}, DType::F16, {}};
       if (std::find(shapes.begin(), shapes.end(), w.shape) != shapes.end()) continue;  // an exact hit
-      std::vector<size_t> order(shapes.size());
-      std::iota(order.begin(), order.end(), size_t{0});
-      auto distance = [&](size_t i) {
-        double d = 0;
-        for (size_t k = 0; k < 3; ++k) d += std::abs(std::log2(double(shapes[i][k])) - std::log2(double(w.shape[k])));
-        return d;
-      };
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return distance(a) != distance(b) ? distance(a) < distance(b) : shapes[a] < shapes[b];
-      });
+      std::vector<size_t> order = by_distance(shapes, w.shape);
       const auto fits = std::find_if(order.begin(), order.end(), [&](size_t i) { return feasible(w, records[i].config); });
       const ConfigChoice c = provider.choose(w, npu());
       if (fits == order.end()) {
@@ -172,7 +188,7 @@ TEST(ConfigLookup, StaleVersionsAreReportedAndFreshNeighboursPreferred) {
     EXPECT_NE(c.describe().find("stale"), std::string::npos);
   }
   {
-    DbConfigProvider provider({old, tuned("matmul|256,256,512|fp16", kOther)});
+    DbConfigProvider provider({old, tuned("matmul|256,256,512|fp16", kOther)}, nearest_only());
     const ConfigChoice c = provider.choose(w, npu());
     EXPECT_EQ(c.source, ConfigSource::Nearest);
     EXPECT_FALSE(c.stale);
@@ -196,6 +212,59 @@ TEST(ConfigLookup, ARecordForAnotherFingerprintOfTheTargetIsStale) {
   // Not a neighbour either: a nearer shape gets no config from another target description.
   const ConfigChoice near = provider.choose(Workload::parse_key("matmul|256,256,512|fp16"), npu());
   EXPECT_NE(near.source, ConfigSource::Nearest);
+  EXPECT_NE(near.source, ConfigSource::Transfer);
+}
+
+// A transfer serves, of the configs of the transfer_neighbours nearest tuned shapes
+// that fit and the op's default, the one the cost model predicts fastest for the wanted
+// shape (ties: the default, then the nearer shape), so the model never ranks the served
+// config below the default; checked against a brute-force ranking on random tuned sets
+// with random feasible configs.
+TEST(ConfigLookup, TransferServesWhatTheModelRanksFastestOfTheNeighboursAndTheDefault) {
+  std::mt19937_64 rng(41);
+  const std::vector<std::string> configs = {
+      kSmall, kOther, kTooBig, R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]}})",
+      R"({"cube":{"m":[16,16],"k":[64,256],"n":[128,256]}})", R"({"cube":{"m":[96,96],"k":[32,128],"n":[224,224]}})"};
+  auto dim = [&rng] { return 1 + static_cast<int64_t>(rng() % 3000); };
+  int transfers = 0, defaults = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<TuningRecord> records;
+    std::vector<Shape> shapes;
+    while (shapes.size() < 30) {
+      const Shape s{dim(), dim(), dim()};
+      shapes.push_back(s);
+      records.push_back(tuned(Workload{"matmul", s, DType::F16, {}}.key(), configs[rng() % configs.size()]));
+    }
+    DbConfigProvider provider(records);
+    for (int query = 0; query < 10; ++query) {
+      const Workload w{"matmul", {dim(), dim(), dim()}, DType::F16, {}};
+      std::vector<size_t> order = by_distance(shapes, w.shape);
+      std::erase_if(order, [&](size_t i) { return !feasible(w, records[i].config); });
+      order.resize(std::min<size_t>(order.size(), LookupOptions{}.transfer_neighbours));
+      const TensorGraph graph = build_graph(w);
+      const CostModel model(graph, npu());
+      const TileConfig fallback = default_config(w, graph, npu());
+      TileConfig want = fallback;
+      double fastest = model.predict_ns(fallback);
+      for (size_t i : order)
+        if (model.predict_ns(records[i].config) < fastest) fastest = model.predict_ns(records[i].config), want = records[i].config;
+      const ConfigChoice c = provider.choose(w, npu());
+      ASSERT_FALSE(order.empty()) << w.key();
+      EXPECT_EQ(c.config, want) << w.key() << ": " << c.describe();
+      EXPECT_EQ(c.ranked_neighbours, order.size());
+      EXPECT_LE(model.predict_ns(c.config), model.predict_ns(fallback));
+      if (c.source == ConfigSource::Transfer) {
+        ++transfers;
+        EXPECT_NE(c.describe().find("transfer "), std::string::npos) << c.describe();
+      } else {
+        ASSERT_EQ(c.source, ConfigSource::Default) << c.describe();
+        ++defaults;
+        EXPECT_NE(c.describe().find("the model ranks it above"), std::string::npos) << c.describe();
+      }
+    }
+  }
+  EXPECT_GT(transfers, 0);
+  EXPECT_GT(defaults, 0) << "no query where the default won: the floor is untested";
 }
 
 TEST(ConfigLookup, TheMostTrustedBackendWins) {

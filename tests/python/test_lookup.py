@@ -38,10 +38,12 @@ def test_exact_hit_is_the_fastest_record(records_db):
     assert cfg == pto_tune.lookup("matmul", "512,512,1024", db=records_db)
 
 
-def test_a_nearby_shape_gets_the_nearest_tuned_config(records_db):
+def test_a_nearby_shape_gets_the_neighbours_config_or_the_default_as_the_model_ranks_them(records_db):
+    # On 512,512,1000 the model predicts the op's default faster than the config tuned
+    # for 512,512,1024: the default is served, and said so.
     cfg = pto_tune.lookup("matmul", [512, 512, 1000], db=records_db)
-    assert cfg.source == "nearest 512,512,1024"
-    assert cfg == pto_tune.Config(TUNED)
+    assert cfg.source == "default"
+    assert cfg != pto_tune.Config(TUNED)
 
 
 def test_an_untuned_op_gets_the_cost_models_pick(records_db):
