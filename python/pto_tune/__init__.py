@@ -15,8 +15,9 @@ A kernel of stages (flash_attention: c1, v1, c2, v2) calls apply(cfg, pypto, "c1
 each stage's ops. emit_pypto() writes a config as a whole PyPTO module instead: its tiles
 per stage, the same apply, and the op's kernel body with its fusion scopes and L2 loops.
 
-lookup() answers from the database (exact hit, else the nearest tuned shape that
-still fits, else the cost model's pick, else the op's default) and never tunes;
+lookup() answers from the database (exact hit, else the configs of the nearest tuned
+shapes that still fit and the op's default, ranked by the cost model for this shape,
+else the cost model's pick, else the op's default) and never tunes;
 tune() fills the database; run() measures one config; Database reads, exports and
 merges a database file. Errors are pto_tune.Error subclasses.
 """

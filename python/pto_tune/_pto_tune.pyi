@@ -57,7 +57,7 @@ class Config:
     @property
     def fusion(self) -> list[list[int]] | None: ...
     @property
-    def source(self) -> str: ...  # 'exact', 'nearest <shape>', 'model', 'default', 'given'
+    def source(self) -> str: ...  # 'exact', 'transfer <shape>', 'model', 'default', 'given'
     @property
     def stale(self) -> bool: ...
     @property
