@@ -2,7 +2,9 @@
 //
 //   Score/*      configs scored per second on one core, analyze() included, for the
 //                search's inner loop: a matmul (target >= 1,000,000/s) and a softmax.
-//   ModelOnly/*  the model's share of that, on summaries analyzed beforehand.
+//   ModelOnly/*  the model's share of that, on summaries analyzed beforehand: the time
+//                alone, what a search ranks by (target >= 3,000,000/s).
+//   LinearTerms/*  the same as the linear form in the coefficients that calibration fits.
 //   EstimateWithBreakdown/*  Score with the full breakdown that `explain` prints.
 //   Ranking/*    how well the uncalibrated model orders candidates against the NPU
 //                simulator (`sim` backend): Kendall tau and top-1 / top-5 regret, as
@@ -95,18 +97,24 @@ void Score(benchmark::State& state, const Workload& w) {
 }
 
 // The model's own share of Score: the summaries are analyzed once, outside the loop.
-void ModelOnly(benchmark::State& state, const Workload& w) {
+// The model alone on summaries analyzed beforehand: the time (`linear` false) or its
+// linear form in the coefficients.
+void model_only(benchmark::State& state, const Workload& w, bool linear) {
   const CostModel model(build_graph(w), load_target("ascend910b1"));
   const std::vector<TileConfig> configs = feasible_candidates(model, w, 1024, 1, Repeats::Allowed);
   std::vector<TilingSummary> summaries;
   for (const TileConfig& c : configs) summaries.push_back(model.analyze(c));
   for (auto _ : state) {
     for (size_t i = 0; i < configs.size(); ++i) {
-      benchmark::DoNotOptimize(model.terms(summaries[i], configs[i], model.coefficients()).value());
+      benchmark::DoNotOptimize(linear ? model.terms(summaries[i], configs[i], model.coefficients()).value()
+                                      : model.predict_ns(summaries[i], configs[i]));
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * configs.size()));
 }
+
+void ModelOnly(benchmark::State& state, const Workload& w) { model_only(state, w, false); }
+void LinearTerms(benchmark::State& state, const Workload& w) { model_only(state, w, true); }
 
 void EstimateWithBreakdown(benchmark::State& state, const Workload& w) {
   const CostModel model(build_graph(w), load_target("ascend910b1"));
@@ -141,6 +149,8 @@ BENCHMARK_CAPTURE(Score, softmax_4096x4096_fp32, kSoftmax);
 BENCHMARK_CAPTURE(Score, flash_attention_8k_causal, kFlashAttention)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(ModelOnly, matmul_4096_fp16, kMatmul);
 BENCHMARK_CAPTURE(ModelOnly, softmax_4096x4096_fp32, kSoftmax);
+BENCHMARK_CAPTURE(LinearTerms, matmul_4096_fp16, kMatmul);
+BENCHMARK_CAPTURE(LinearTerms, softmax_4096x4096_fp32, kSoftmax);
 BENCHMARK_CAPTURE(EstimateWithBreakdown, matmul_4096_fp16, kMatmul);
 BENCHMARK_CAPTURE(EstimateWithBreakdown, softmax_4096x4096_fp32, kSoftmax);
 BENCHMARK_CAPTURE(Ranking, matmul_1024_fp16, workload("matmul", {1024, 1024, 1024}, DType::F16))

@@ -94,18 +94,20 @@ constexpr double kImbalancedIdleFraction = 0.5;
 // One core type's share of a kernel: cycles per pipe part, summed over its tasks. MTE2
 // is one pipe: its loads come from HBM or L2 and each waits a GM read latency. A core
 // writes back through FIX (AIC) or MTE3 (AIV), each store waiting a GM write latency.
+template <typename T>
 struct CoreWork {
   int64_t tasks = 0;
   int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps; split reductions: chunks)
   bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
   bool loads_beside_stores = false;  // one slot: the next task's loads run beside the store
-  std::array<TimeTerms, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
-  TimeTerms& operator[](double Breakdown::*part) { return parts[breakdown_index(part)]; }
+  std::array<T, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
+  T& operator[](double Breakdown::*part) { return parts[breakdown_index(part)]; }
 };
 
 // How the busiest core of one type ran.
+template <typename T>
 struct CoreRun {
-  TimeTerms time;
+  T time;
   int64_t waves = 0;
   Breakdown busy;  // its pipe parts and overheads, in cycles
 };
@@ -234,8 +236,9 @@ struct CostModel::Impl {
   }
 
   // The summary's totals as per-core-type pipe work.
+  template <typename T>
   void split_work(const KernelSummary& k, const Traffic& traffic, const BurstFactors& bursts, int nbuffer,
-                  const Coefficients& c, CoreWork& aic, CoreWork& aiv) const {
+                  const Coefficients& c, CoreWork<T>& aic, CoreWork<T>& aiv) const {
     const Target& t = target;
     const double vector = vector_cycles(k);
     aiv.tasks = k.aiv_tasks;
@@ -245,82 +248,83 @@ struct CostModel::Impl {
     aiv.vector_tasks = !streamed;
     aiv.steps_per_task = streamed ? k.stream_chunks * k.stream_passes : 1;
     aiv.loads_beside_stores = k.loads_clear_of_stores && !streamed;
-    aiv[&Breakdown::vector] = TimeTerms::term(c, Coef::Vector, vector) +
-                         TimeTerms::term(c, Coef::Spill, vector * overflow(k, false));
+    aiv[&Breakdown::vector] = T::term(c, Coef::Vector, vector) +
+                         T::term(c, Coef::Spill, vector * overflow(k, false));
     // A vector task issues its loads back to back (and its stores): one latency each way.
     // A streamed task with one slot waits a read latency per chunk.
     const int64_t exposed_reads = streamed && nbuffer == 1 ? k.aiv_tasks * aiv.steps_per_task
                                                            : std::min(k.aiv_gm_loads, k.aiv_tasks);
-    aiv[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, exposed_reads * t.gm_read_latency);
+    aiv[&Breakdown::read_latency] = T::term(c, Coef::Latency, exposed_reads * t.gm_read_latency);
     aiv[&Breakdown::write_latency] =
-        TimeTerms::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
+        T::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
     const double cold = traffic.cold_bytes, hit_bytes = traffic.operand_bytes - traffic.cold_bytes;
     if (!k.uses_cube) {
-      aiv[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
-      aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
-      aiv[&Breakdown::mte3] = TimeTerms::term(c, Coef::OnChip, bursts.write * k.gm_write_bytes / t.ub_to_gm_bpc);
+      aiv[&Breakdown::mte2_hbm] = T::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
+      aiv[&Breakdown::mte2_l2] = T::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
+      aiv[&Breakdown::mte3] = T::term(c, Coef::OnChip, bursts.write * k.gm_write_bytes / t.ub_to_gm_bpc);
       return;
     }
-    aiv[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
+    aiv[&Breakdown::mte2_l2] = T::term(c, Coef::L2, traffic.workspace_half / t.l2_read_bpc);
     if (k.aiv_tasks > 0) {
-      aiv[&Breakdown::mte3] = TimeTerms::term(
+      aiv[&Breakdown::mte3] = T::term(
           c, Coef::OnChip, std::max(0.0, k.gm_write_bytes - traffic.workspace_half) / t.ub_to_gm_bpc);
     }
     const double cube_cycles = k.fractals * kernel_cycles_per_fractal(k);
     aic.tasks = k.aic_tasks;
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
-    aic[&Breakdown::mte2_hbm] = TimeTerms::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
-    aic[&Breakdown::mte2_l2] = TimeTerms::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
-    aic[&Breakdown::read_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
-    aic[&Breakdown::write_latency] = TimeTerms::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
-    aic[&Breakdown::mte1] = TimeTerms::term(c, Coef::OnChip,
+    aic[&Breakdown::mte2_hbm] = T::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
+    aic[&Breakdown::mte2_l2] = T::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
+    aic[&Breakdown::read_latency] = T::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
+    aic[&Breakdown::write_latency] = T::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
+    aic[&Breakdown::mte1] = T::term(c, Coef::OnChip,
                                             k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc +
                                                 mte1_move_latency_cycles(k, t));
-    aic[&Breakdown::cube] = TimeTerms::term(c, Coef::Cube, cube_cycles) +
-                       TimeTerms::term(c, Coef::Spill, cube_cycles * overflow(k, true));
-    aic[&Breakdown::fix] = TimeTerms::term(
+    aic[&Breakdown::cube] = T::term(c, Coef::Cube, cube_cycles) +
+                       T::term(c, Coef::Spill, cube_cycles * overflow(k, true));
+    aic[&Breakdown::fix] = T::term(
         c, Coef::OnChip, bursts.write * k.l0c_out_bytes / std::min(t.l0c_to_ub_bpc, t.l2_write_bpc));
     if (k.atomic_split_k) {  // an atomic add reads the partial sum back before writing it
-      aic[&Breakdown::fix] += TimeTerms::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
+      aic[&Breakdown::fix] += T::term(c, Coef::L2, k.l0c_out_bytes / t.l2_read_bpc);
     }
   }
 
-  CoreRun core_time(const CoreWork& w, int64_t cores, int nbuffer, double instrs_per_task,
-                    const Coefficients& c) const {
-    CoreRun run;
+  template <typename T>
+  CoreRun<T> core_time(const CoreWork<T>& w, int64_t cores, int nbuffer, double instrs_per_task,
+                       const Coefficients& c) const {
+    CoreRun<T> run;
     run.waves = ceil_div(w.tasks, cores);
     const double share = static_cast<double>(run.waves) / static_cast<double>(w.tasks);
-    CoreWork busiest;
+    CoreWork<T> busiest;
     for (int p = 0; p < kNumBreakdownFields; ++p) {
       if (kBreakdownFields[p].kind != BreakdownKind::Pipe) continue;
       busiest.parts[p] = w.parts[p] * share;
       run.busy.*kBreakdownFields[p].member = busiest.parts[p].value();
     }
     // A core type writes back through either FIX (AIC) or MTE3 (AIV): one pipe.
-    const std::array<TimeTerms, 5> work = {busiest[&Breakdown::mte2_hbm] + busiest[&Breakdown::mte2_l2], busiest[&Breakdown::mte1],
+    const std::array<T, 5> work = {busiest[&Breakdown::mte2_hbm] + busiest[&Breakdown::mte2_l2], busiest[&Breakdown::mte1],
                                            busiest[&Breakdown::cube], busiest[&Breakdown::vector], busiest[&Breakdown::fix] + busiest[&Breakdown::mte3]};
     if (nbuffer >= 2 && w.vector_tasks) {
       // Only loads get n buffer slots: a task's compute waits for the store of the one
       // before it (it writes the same output buffer), so compute and store are one stage.
-      const std::array<TimeTerms, 4> stages = {work[0], work[1], work[2], work[3] + work[4]};
+      const std::array<T, 4> stages = {work[0], work[1], work[2], work[3] + work[4]};
       run.time = tasks_in_flight(stages, busiest[&Breakdown::read_latency] + busiest[&Breakdown::write_latency],
                                  static_cast<double>(run.waves), nbuffer);
     } else if (w.loads_beside_stores) {
-      const std::array<TimeTerms, 2> transfers = {work.front() + busiest[&Breakdown::read_latency],
+      const std::array<T, 2> transfers = {work.front() + busiest[&Breakdown::read_latency],
                                                   work.back() + busiest[&Breakdown::write_latency]};
       run.time = work[1] + work[2] + work[3] + overlapped(transfers, static_cast<double>(run.waves));
     } else {
-      std::array<TimeTerms, 5> pipes = work;  // each transfer holds its pipe for the GM latency
+      std::array<T, 5> pipes = work;  // each transfer holds its pipe for the GM latency
       pipes.front() += busiest[&Breakdown::read_latency];
       pipes.back() += busiest[&Breakdown::write_latency];
       if (nbuffer >= 2) {
         run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
       } else {
-        for (const TimeTerms& p : pipes) run.time += p;
+        for (const T& p : pipes) run.time += p;
       }
     }
-    const TimeTerms task = TimeTerms::term(c, Coef::Task, run.waves);
-    const TimeTerms instr = TimeTerms::term(c, Coef::Instr, run.waves * instrs_per_task);
+    const T task = T::term(c, Coef::Task, run.waves);
+    const T instr = T::term(c, Coef::Instr, run.waves * instrs_per_task);
     run.time += task + instr;
     run.busy.task = task.value();
     run.busy.instr = instr.value();
@@ -342,7 +346,8 @@ struct CostModel::Impl {
   // work. The tasks go to
   // the clusters as the dispatcher sends them (analyze: the busiest cluster's blocks and
   // tasks), so that a causal kernel's order counts.
-  TimeTerms mix_kernel_time(const KernelSummary& k, const Coefficients& c, KernelEstimate* detail) const {
+  template <typename T>
+  T mix_kernel_time(const KernelSummary& k, const Coefficients& c, KernelEstimate* detail) const {
     const Target& t = target;
     const int pipe_mte2 = static_cast<int>(Pipe::MTE2), pipe_fix = static_cast<int>(Pipe::FIX);
     const int pipe_mte3 = static_cast<int>(Pipe::MTE3);
@@ -360,34 +365,34 @@ struct CostModel::Impl {
     const auto& hm = k.handoff_moves;
     // Per block: the Cube unit's pipes, summed over the kernel then divided by the blocks.
     const double per = 1.0 / steps;
-    const TimeTerms c_mte2 = (TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc) +
-                              TimeTerms::term(c, Coef::L2, hit / t.l2_read_bpc + hb[0][pipe_mte2] / t.l2_read_bpc) +
-                              TimeTerms::term(c, Coef::Latency, (k.aic_gm_loads + hm[0][pipe_mte2]) * t.gm_read_latency)) *
+    const T c_mte2 = (T::term(c, Coef::Hbm, cold / t.gm_read_bpc) +
+                              T::term(c, Coef::L2, hit / t.l2_read_bpc + hb[0][pipe_mte2] / t.l2_read_bpc) +
+                              T::term(c, Coef::Latency, (k.aic_gm_loads + hm[0][pipe_mte2]) * t.gm_read_latency)) *
                              per;
-    const TimeTerms c_mte1 = TimeTerms::term(c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc +
+    const T c_mte1 = T::term(c, Coef::OnChip, k.l1_to_l0a_bytes / t.l1_to_l0a_bpc +
                                                                   k.l1_to_l0b_bytes / t.l1_to_l0b_bpc +
                                                                   mte1_move_latency_cycles(k, t)) * per;
-    const TimeTerms c_m = TimeTerms::term(c, Coef::Cube, static_cast<double>(k.fractals)) * per;  // a fractal MAC a cycle
-    const TimeTerms c_fix = (TimeTerms::term(c, Coef::OnChip, hb[0][pipe_fix] / handoff_rate) +
-                             TimeTerms::term(c, Coef::Latency, (direct ? t.l1_copy_latency : t.gm_write_latency) *
+    const T c_m = T::term(c, Coef::Cube, static_cast<double>(k.fractals)) * per;  // a fractal MAC a cycle
+    const T c_fix = (T::term(c, Coef::OnChip, hb[0][pipe_fix] / handoff_rate) +
+                             T::term(c, Coef::Latency, (direct ? t.l1_copy_latency : t.gm_write_latency) *
                                                                    static_cast<double>(hm[0][pipe_fix]))) * per;
     // The vector units split a block's rows: each does 1/units of the work.
     const double per_unit = per / units;
-    const TimeTerms v_mte2 = (TimeTerms::term(c, Coef::L2, hb[1][pipe_mte2] / t.l2_read_bpc) +
-                              TimeTerms::term(c, Coef::Latency, hm[1][pipe_mte2] * t.gm_read_latency)) * per_unit;
-    const TimeTerms v_v = TimeTerms::term(c, Coef::Vector, vector_cycles(k)) * per_unit;
+    const T v_mte2 = (T::term(c, Coef::L2, hb[1][pipe_mte2] / t.l2_read_bpc) +
+                              T::term(c, Coef::Latency, hm[1][pipe_mte2] * t.gm_read_latency)) * per_unit;
+    const T v_v = T::term(c, Coef::Vector, vector_cycles(k)) * per_unit;
     const double p_rate = direct ? t.ub_to_l1_bpc : std::min(t.ub_to_gm_bpc, t.l2_write_bpc);
-    const TimeTerms v_mte3 = (TimeTerms::term(c, Coef::OnChip, hb[1][pipe_mte3] / p_rate + k.gm_write_bytes / t.ub_to_gm_bpc) +
-                              TimeTerms::term(c, Coef::Latency, (direct ? 0.0 : hm[1][pipe_mte3] * t.gm_write_latency) +
+    const T v_mte3 = (T::term(c, Coef::OnChip, hb[1][pipe_mte3] / p_rate + k.gm_write_bytes / t.ub_to_gm_bpc) +
+                              T::term(c, Coef::Latency, (direct ? 0.0 : hm[1][pipe_mte3] * t.gm_write_latency) +
                                                                     k.aiv_gm_stores * t.gm_write_latency)) * per_unit;
     const int nbuffer = k.nbuffer;
     const bool preloads = k.attention_tiles.at(12) >= 1;  // the QK preload (analyze.h)
     const double substeps = std::max(1.0, static_cast<double>(k.tmatmuls) * per);
-    const std::array<TimeTerms, 4> cube_pipes = {c_mte2, c_mte1, c_m, c_fix};
-    const std::array<TimeTerms, 3> vector_pipes = {v_mte2, v_v, v_mte3};
-    TimeTerms cube_step, vector_step;
-    for (const TimeTerms& p : cube_pipes) cube_step += p;
-    for (const TimeTerms& p : vector_pipes) vector_step += p;
+    const std::array<T, 4> cube_pipes = {c_mte2, c_mte1, c_m, c_fix};
+    const std::array<T, 3> vector_pipes = {v_mte2, v_v, v_mte3};
+    T cube_step, vector_step;
+    for (const T& p : cube_pipes) cube_step += p;
+    for (const T& p : vector_pipes) vector_step += p;
     if (nbuffer >= 2) {
       cube_step = overlapped(cube_pipes, substeps);
       // With two UB slots each, the slices' loads, vector work and stores overlap.
@@ -397,35 +402,35 @@ struct CostModel::Impl {
     // run under the vector stage, and a vector unit's loads of its next slice under the
     // slice before (all but the first slice's).
     const double v1_slices = unit_slices(k, units, true);
-    const TimeTerms block =
+    const T block =
         preloads ? max(cube_step, vector_step)
                      : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices));
     // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
     // handed across once, and the output stored, one after another.
     const double handoff_latency = direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency;
-    const TimeTerms chain = TimeTerms::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
-    const TimeTerms fill = (preloads ? cube_step + vector_step - block : TimeTerms{}) + chain;
+    const T chain = T::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
+    const T fill = (preloads ? cube_step + vector_step - block : T{}) + chain;
     const double tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));
     const double blocks_on_busiest = static_cast<double>(k.busiest_cluster_steps);
     const double tasks_on_busiest = static_cast<double>(std::max<int64_t>(k.busiest_cluster_tasks, 1));
-    const TimeTerms instr = TimeTerms::term(c, Coef::Instr, static_cast<double>(k.instructions) / tasks * tasks_on_busiest / units);
-    const TimeTerms task = TimeTerms::term(c, Coef::Task, tasks_on_busiest);
-    const TimeTerms cores = block * blocks_on_busiest + fill * tasks_on_busiest + task + instr;
+    const T instr = T::term(c, Coef::Instr, static_cast<double>(k.instructions) / tasks * tasks_on_busiest / units);
+    const T task = T::term(c, Coef::Task, tasks_on_busiest);
+    const T cores = block * blocks_on_busiest + fill * tasks_on_busiest + task + instr;
 
     const double cycles_per_gbps_byte = t.clock_mhz / 1000.0;
     const double hbm_bytes = cold + k.gm_write_bytes;
     const double l2_bytes = k.gm_read_bytes + k.gm_write_bytes + (direct ? 0 : hb[0][pipe_fix] + hb[1][pipe_mte3]);
-    const TimeTerms hbm_roof = TimeTerms::term(c, Coef::Hbm, hbm_bytes * cycles_per_gbps_byte / t.hbm_gbps);
-    const TimeTerms l2_roof = TimeTerms::term(c, Coef::L2, l2_bytes * cycles_per_gbps_byte / t.l2_gbps);
-    const TimeTerms launch = TimeTerms::term(c, Coef::Launch, 1);
-    const TimeTerms total = max(max(cores, hbm_roof), l2_roof) + launch;
+    const T hbm_roof = T::term(c, Coef::Hbm, hbm_bytes * cycles_per_gbps_byte / t.hbm_gbps);
+    const T l2_roof = T::term(c, Coef::L2, l2_bytes * cycles_per_gbps_byte / t.l2_gbps);
+    const T launch = T::term(c, Coef::Launch, 1);
+    const T total = max(max(cores, hbm_roof), l2_roof) + launch;
     if (detail) {
       Traffic traffic;
       traffic.hit = k.gm_read_bytes > 0 ? hit / k.gm_read_bytes : 0;
       traffic.hbm_bytes = hbm_bytes;
       fill_kernel_header(*detail, k, traffic, k.mix_tasks, t.aic_cores, total.value());
       Breakdown& b = detail->breakdown;
-      b.mte2_hbm = (TimeTerms::term(c, Coef::Hbm, cold / t.gm_read_bpc) * per * blocks_on_busiest).value();
+      b.mte2_hbm = (T::term(c, Coef::Hbm, cold / t.gm_read_bpc) * per * blocks_on_busiest).value();
       b.mte2_l2 = (c_mte2 * blocks_on_busiest).value() - b.mte2_hbm;
       b.mte1 = (c_mte1 * blocks_on_busiest).value();
       b.cube = (c_m * blocks_on_busiest).value();
@@ -443,39 +448,40 @@ struct CostModel::Impl {
   }
 
   // One kernel's time in cycles, its launch included; fills `detail` (in cycles) when given.
-  TimeTerms kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
+  template <typename T>
+  T kernel_time(const KernelSummary& k, const TileConfig& config, const Coefficients& c,
                         KernelEstimate* detail) const {
-    if (k.mix_tasks > 0 && !host) return mix_kernel_time(k, c, detail);
+    if (k.mix_tasks > 0 && !host) return mix_kernel_time<T>(k, c, detail);
     if (host) {
-      const TimeTerms total = host->kernel_time(k, config, c, detail);
+      const T total(host->kernel_time(k, config, c, detail));
       if (detail) detail->bound = kernel_bound(*detail);
       return total;
     }
     const Target& t = target;
     const Traffic traffic = kernel_traffic(k, config, target);
-    CoreWork aic, aiv;
+    CoreWork<T> aic, aiv;
     split_work(k, traffic, burst_factors(k, graph, config, t), k.nbuffer, c, aic, aiv);
     const int nbuffer = k.nbuffer;
     const int64_t all_tasks = k.aic_tasks + k.aiv_tasks;
     const double instrs_per_task = all_tasks > 0 ? static_cast<double>(k.instructions) / all_tasks : 0;
     const int64_t aiv_cores = t.split_cores ? t.aiv_cores : t.aic_cores;
 
-    CoreRun aic_run, aiv_run;
+    CoreRun<T> aic_run, aiv_run;
     if (aic.tasks > 0) aic_run = core_time(aic, t.aic_cores, nbuffer, instrs_per_task, c);
     if (aiv.tasks > 0) aiv_run = core_time(aiv, aiv_cores, nbuffer, instrs_per_task, c);
-    TimeTerms cores;
+    T cores;
     if (t.split_cores && aic.tasks > 0 && aiv.tasks > 0) {
-      const std::array<TimeTerms, 2> stages = {aic_run.time, aiv_run.time};
+      const std::array<T, 2> stages = {aic_run.time, aiv_run.time};
       cores = overlapped(stages, static_cast<double>(aic_run.waves));
     } else {
       cores = aic_run.time + aiv_run.time;
     }
 
     const double cycles_per_gbps_byte = t.clock_mhz / 1000.0;  // cycles per byte at 1 GB/s
-    const TimeTerms hbm_roof = TimeTerms::term(c, Coef::Hbm, traffic.hbm_bytes * cycles_per_gbps_byte / t.hbm_gbps);
-    const TimeTerms l2_roof = TimeTerms::term(c, Coef::L2, traffic.l2_bytes * cycles_per_gbps_byte / t.l2_gbps);
-    const TimeTerms launch = TimeTerms::term(c, Coef::Launch, 1);
-    const TimeTerms total = max(max(cores, hbm_roof), l2_roof) + launch;
+    const T hbm_roof = T::term(c, Coef::Hbm, traffic.hbm_bytes * cycles_per_gbps_byte / t.hbm_gbps);
+    const T l2_roof = T::term(c, Coef::L2, traffic.l2_bytes * cycles_per_gbps_byte / t.l2_gbps);
+    const T launch = T::term(c, Coef::Launch, 1);
+    const T total = max(max(cores, hbm_roof), l2_roof) + launch;
 
     if (detail) {
       if (k.uses_cube) {
@@ -484,7 +490,7 @@ struct CostModel::Impl {
         fill_kernel_header(*detail, k, traffic, aiv.tasks, aiv_cores, total.value());
       }
       Breakdown& b = detail->breakdown;
-      for (const CoreRun* run : {&aic_run, &aiv_run}) {
+      for (const CoreRun<T>* run : {&aic_run, &aiv_run}) {
         for (const BreakdownField& f : kBreakdownFields) {
           if (f.kind != BreakdownKind::KernelWide) b.*f.member = std::max(b.*f.member, run->busy.*f.member);
         }
@@ -525,13 +531,14 @@ struct CostModel::Impl {
     return top.first;
   }
 
-  // The whole program's time in cycles.
-  TimeTerms program_time(const TilingSummary& s, const TileConfig& config, const Coefficients& c,
-                         std::vector<KernelEstimate>* details) const {
-    TimeTerms total;
+  // The whole program's time in cycles: as a linear form (TimeTerms) or its value (TimeValue).
+  template <typename T>
+  T program_time(const TilingSummary& s, const TileConfig& config, const Coefficients& c,
+                 std::vector<KernelEstimate>* details) const {
+    T total;
     if (details) details->resize(s.kernels.size());
     for (size_t i = 0; i < s.kernels.size(); ++i) {
-      total += kernel_time(s.kernels[i], config, c, details ? &(*details)[i] : nullptr);
+      total += kernel_time<T>(s.kernels[i], config, c, details ? &(*details)[i] : nullptr);
     }
     return total;
   }
@@ -544,7 +551,7 @@ struct CostModel::Impl {
       e.predicted_ns = kInfinity;
       return e;
     }
-    e.predicted_ns = program_time(s, config, coefficients, &e.kernels).value() * ns_per_cycle;
+    e.predicted_ns = program_time<TimeValue>(s, config, coefficients, &e.kernels).value() * ns_per_cycle;
     std::array<double, static_cast<int>(Bound::Imbalance) + 1> time_by_bound{};
     for (KernelEstimate& k : e.kernels) {
       to_ns(k);
@@ -570,10 +577,9 @@ struct CostModel::Impl {
     for (const BreakdownField& f : kBreakdownFields) b.*f.member *= ns_per_cycle;
   }
 
-  double predict_ns(const TileConfig& config) const {
-    const TilingSummary s = analyzer.analyze(config);
+  double predict_ns(const TilingSummary& s, const TileConfig& config) const {
     if (!s.feasible) return kInfinity;
-    return program_time(s, config, coefficients, nullptr).value() * ns_per_cycle;
+    return program_time<TimeValue>(s, config, coefficients, nullptr).value() * ns_per_cycle;
   }
 };
 
@@ -595,14 +601,20 @@ Estimate CostModel::estimate(const TilingSummary& summary, const TileConfig& con
   return impl_->estimate(summary, config);
 }
 
-double CostModel::predict_ns(const TileConfig& config) const { return impl_->predict_ns(config); }
+double CostModel::predict_ns(const TileConfig& config) const {
+  return impl_->predict_ns(impl_->analyzer.analyze(config), config);
+}
+
+double CostModel::predict_ns(const TilingSummary& summary, const TileConfig& config) const {
+  return impl_->predict_ns(summary, config);
+}
 
 void CostModel::score(std::span<const TileConfig> configs, std::span<double> predicted_ns) const {
   if (configs.size() != predicted_ns.size()) {
     usage_error("CostModel::score: " + std::to_string(configs.size()) + " configs but " +
                 std::to_string(predicted_ns.size()) + " result slots");
   }
-  for (size_t i = 0; i < configs.size(); ++i) predicted_ns[i] = impl_->predict_ns(configs[i]);
+  for (size_t i = 0; i < configs.size(); ++i) predicted_ns[i] = predict_ns(configs[i]);
 }
 
 TilingSummary CostModel::analyze(const TileConfig& config) const {
@@ -612,7 +624,7 @@ TilingSummary CostModel::analyze(const TileConfig& config) const {
 TimeTerms CostModel::terms(const TilingSummary& summary, const TileConfig& config,
                            const Coefficients& coefficients) const {
   if (!summary.feasible) usage_error("CostModel::terms: the config is infeasible");
-  return impl_->program_time(summary, config, coefficients, nullptr) * impl_->ns_per_cycle;
+  return impl_->program_time<TimeTerms>(summary, config, coefficients, nullptr) * impl_->ns_per_cycle;
 }
 
 const Coefficients& CostModel::coefficients() const { return impl_->coefficients; }

@@ -150,6 +150,9 @@ class CostModel {
 
   Estimate estimate(const TileConfig& config) const;
   double predict_ns(const TileConfig& config) const;  // +infinity when infeasible
+  // The same for a config already analyzed (`summary` is its analysis): the time alone,
+  // what a search ranks by, without the linear form terms() keeps.
+  double predict_ns(const TilingSummary& summary, const TileConfig& config) const;
   // predicted_ns[i] = predict_ns(configs[i]); the spans must be the same length.
   void score(std::span<const TileConfig> configs, std::span<double> predicted_ns) const;
 

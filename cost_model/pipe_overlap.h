@@ -1,9 +1,11 @@
 // Pipe overlap: the time of stages (pipes, or core types) that run concurrently, as
-// TimeTerms so that calibration keeps its linear form (cost_model/time_terms.h).
+// TimeTerms so that calibration keeps its linear form, or as a TimeValue where only the
+// time is wanted (cost_model/time_terms.h).
 #pragma once
 
 #include <algorithm>
-#include <span>
+#include <iterator>
+#include <type_traits>
 
 #include "cost_model/time_terms.h"
 
@@ -11,9 +13,11 @@ namespace pto {
 
 // Stages running concurrently over `steps` equal steps: the slowest stage bounds the
 // steady state; the others add their share of one step (pipeline fill and drain).
-inline TimeTerms overlapped(std::span<const TimeTerms> stages, double steps) {
-  TimeTerms sum, slowest;
-  for (const TimeTerms& s : stages) {
+template <typename Stages>
+auto overlapped(const Stages& stages, double steps) {
+  using T = std::decay_t<decltype(*std::begin(stages))>;
+  T sum, slowest;
+  for (const T& s : stages) {
     sum += s;
     slowest = max(slowest, s);
   }
@@ -27,11 +31,11 @@ inline TimeTerms overlapped(std::span<const TimeTerms> stages, double steps) {
 // fill and drain (the first load's latency, one task's share of the other pipes, the
 // last store's latency); and each task's chain (load latency, loads, compute, store
 // latency, store), of which nbuffer run side by side.
-inline TimeTerms tasks_in_flight(std::span<const TimeTerms> work, const TimeTerms& latency, double waves,
-                          int nbuffer) {
-  const TimeTerms pipe_bound = overlapped(work, waves) + latency * (1.0 / std::max(waves, 1.0));
-  TimeTerms chain = latency;
-  for (const TimeTerms& w : work) chain += w;
+template <typename Stages, typename T>
+T tasks_in_flight(const Stages& work, const T& latency, double waves, int nbuffer) {
+  const T pipe_bound = overlapped(work, waves) + latency * (1.0 / std::max(waves, 1.0));
+  T chain = latency;
+  for (const T& w : work) chain += w;
   return max(pipe_bound, chain * (1.0 / nbuffer));
 }
 

@@ -5,6 +5,11 @@
 // prediction is Σ_j c_j · amount_j, where the amounts depend on the coefficients only
 // through which side of each max won. Keeping the amounts next to the value gives
 // calibration its Jacobian for free: the same code that predicts also linearises.
+//
+// TimeValue is the same time without the amounts, for the code that only ranks (the
+// tuner scores hundreds of thousands of candidates): the model's formulas are written
+// once, as templates over the two (cost_model/estimate.cpp), and a TimeValue's value is
+// exactly its TimeTerms' value.
 #pragma once
 
 #include <array>
@@ -54,6 +59,32 @@ class TimeTerms {
 
  private:
   std::array<double, kNumCoefs> amounts_{};
+  double value_ = 0;
+};
+
+class TimeValue {
+ public:
+  TimeValue() = default;
+  explicit TimeValue(const TimeTerms& t) : value_(t.value()) {}
+
+  static TimeValue term(const Coefficients& c, Coef which, double amount) {
+    TimeValue t;
+    t.value_ = c[which] * amount;
+    return t;
+  }
+
+  double value() const { return value_; }
+
+  TimeValue& operator+=(const TimeValue& o) { value_ += o.value_; return *this; }
+  TimeValue& operator-=(const TimeValue& o) { value_ -= o.value_; return *this; }
+  TimeValue& operator*=(double s) { value_ *= s; return *this; }
+  friend TimeValue operator+(TimeValue a, const TimeValue& b) { return a += b; }
+  friend TimeValue operator-(TimeValue a, const TimeValue& b) { return a -= b; }
+  friend TimeValue operator*(TimeValue a, double s) { return a *= s; }
+  friend TimeValue operator*(double s, TimeValue a) { return a *= s; }
+  friend const TimeValue& max(const TimeValue& a, const TimeValue& b) { return a.value_ >= b.value_ ? a : b; }
+
+ private:
   double value_ = 0;
 };
 

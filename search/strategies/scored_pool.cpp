@@ -19,11 +19,11 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// round(log2(tasks)) of the estimate's busiest kernel: candidates of one stratum spread
-// the work alike.
-int parallelism_stratum(const Estimate& e) {
+// round(log2(tasks)) of the busiest kernel (a MIX task counts on both core types, as
+// its estimate reports it): candidates of one stratum spread the work alike.
+int parallelism_stratum(const TilingSummary& s) {
   int64_t tasks = 1;
-  for (const KernelEstimate& k : e.kernels) tasks = std::max(tasks, k.aic_tasks + k.aiv_tasks);
+  for (const KernelSummary& k : s.kernels) tasks = std::max(tasks, k.mix_tasks > 0 ? 2 * k.mix_tasks : k.aic_tasks + k.aiv_tasks);
   return static_cast<int>(std::lround(std::log2(static_cast<double>(tasks))));
 }
 
@@ -59,7 +59,7 @@ ScoredPool::Scored ScoredPool::score(const TileConfig& config) const {
   entry.log_predicted = std::log(e.predicted_ns);
   entry.features = candidate_features(e, config);
   entry.residual = residual_.predict(entry.features);
-  entry.parallelism = parallelism_stratum(e);
+  entry.parallelism = parallelism_stratum(s);
   scored.entry = std::move(entry);
   return scored;
 }
@@ -107,9 +107,9 @@ SpaceTally ScoredPool::add_space(size_t keep) {
 ScoredPool::Glance ScoredPool::glance(const TileConfig& config) const {
   const TilingSummary s = context_.model->analyze(config);
   if (!s.feasible || !s.within_program_limits()) return {};
-  const Estimate e = context_.model->estimate(s, config);
-  if (!e.feasible || !(e.predicted_ns > 0)) return {};
-  return {SpaceGenerator::program_key(s, config), std::log(e.predicted_ns), parallelism_stratum(e)};
+  const double predicted = context_.model->predict_ns(s, config);
+  if (!(predicted > 0 && std::isfinite(predicted))) return {};
+  return {SpaceGenerator::program_key(s, config), std::log(predicted), parallelism_stratum(s)};
 }
 
 std::vector<uint64_t> ScoredPool::kept_indices(const std::vector<Glance>& glances, std::vector<uint64_t> distinct,

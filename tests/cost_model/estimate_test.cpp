@@ -14,6 +14,7 @@
 #include "core/target.h"
 #include "cost_model/estimate.h"
 #include "tests/cost_model/random_configs.h"
+#include "tests/random_attention_config.h"
 #include "tests/random_attrs.h"
 
 namespace pto {
@@ -300,6 +301,33 @@ TEST(CostModel, ScoreAgreesWithEstimateOnFeasibleAndInfeasibleConfigs) {
   EXPECT_TRUE(std::isinf(scores.back()));
   std::vector<double> too_few(3);
   EXPECT_THROW(model.score(configs, too_few), Error);
+}
+
+// The time alone (TimeValue, what a search ranks by) is exactly the value of the linear
+// form calibration fits (TimeTerms): the formulas are written once for both. Random
+// configs of matmuls, row ops and flash_attention on every kind of target.
+TEST(CostModel, TheTimeAloneIsTheLinearFormsValue) {
+  std::mt19937 rng(29);
+  int compared = 0;
+  for (const char* target : {"ascend910b1", "ascend950pr", "host"}) {
+    const Target t = load_target(target);
+    for (int trial = 0; trial < 60; ++trial) {
+      const int64_t cols = 16 + static_cast<int64_t>(rng() % 3000);
+      Workload w = trial % 3 == 0   ? matmul_workload(1 + rng() % 700, 1 + rng() % 700, 1 + rng() % 700)
+                   : trial % 3 == 1 ? testing::row_workload(trial % 2 ? "softmax" : "layernorm", 1 + rng() % 300, cols)
+                                    : Workload::parse_key("flash_attention|1,2,100,300,64|fp16|causal=1");
+      const TileConfig c = trial % 3 == 0   ? random_cube_config(rng)
+                           : trial % 3 == 1 ? testing::random_row_config(rng, cols)
+                                            : testing::random_attention_config(rng, w);
+      const CostModel model(build_graph(w), t);
+      const TilingSummary s = model.analyze(c);
+      if (!s.feasible) continue;
+      ++compared;
+      EXPECT_EQ(model.predict_ns(s, c), model.terms(s, c, model.coefficients()).value()) << w.key() << " " << c.to_string();
+      EXPECT_EQ(model.predict_ns(s, c), model.estimate(s, c).predicted_ns);
+    }
+  }
+  EXPECT_GT(compared, 60);
 }
 
 TEST(CostModel, RanksVectorTilesOnTheHostWithSoftCapacities) {
