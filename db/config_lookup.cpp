@@ -7,6 +7,7 @@
 #include "db/config_lookup.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <shared_mutex>
@@ -98,6 +99,12 @@ struct DbConfigProvider::Index {
   };
   std::unordered_map<std::string, Family> family;
 
+  // Per tuned record, whether its config fits its target, found on its first exact hit:
+  // a record from elsewhere (an import, a hand-edited row) may not, and is then never
+  // served. Nearest and stale hits are analyzed on their own path.
+  enum Fit : uint8_t { kUnchecked, kFits, kDoesNotFit };
+  std::unique_ptr<std::atomic<uint8_t>[]> fits;
+
   std::shared_mutex mutex;  // guards the two memos below
   std::unordered_map<std::string, std::string> fingerprints;  // target name -> fingerprint
   std::unordered_map<std::string, ConfigChoice> answers;      // workload key + fingerprint
@@ -110,6 +117,7 @@ struct DbConfigProvider::Index {
     by_workload.reserve(pools.workloads.size());
     for (const BestConfigs::Entry& e : pools.entries) add(e);
     finish();
+    fits = std::make_unique<std::atomic<uint8_t>[]>(tuned.size());
     pools.entries = {};  // filed now
     pools.workload_keys = {};
   }
@@ -178,6 +186,20 @@ struct DbConfigProvider::Index {
     std::string fp = t.fingerprint();
     std::unique_lock lock(mutex);
     return fingerprints.emplace(t.name, std::move(fp)).first->second;
+  }
+
+  // Whether the exact hit `hit` of `w` may be served on `t`: analyzed once, with one
+  // warning when it does not fit.
+  bool fits_target(const Tuned& hit, const Workload& w, const std::string& workload_key, const Target& t) {
+    std::atomic<uint8_t>& verdict = fits[static_cast<size_t>(&hit - tuned.data())];
+    if (const uint8_t v = verdict.load(std::memory_order_acquire); v != kUnchecked) return v == kFits;
+    const bool fit = analyze(build_graph(w), config(hit), t).feasible;
+    uint8_t unchecked = kUnchecked;
+    if (verdict.compare_exchange_strong(unchecked, fit ? kFits : kDoesNotFit) && !fit) {
+      options.warn("tuning database '" + location + "': the record of " + workload_key + " for target '" + t.name +
+                   "' has config " + config(hit).to_string() + ", which does not fit it: not served");
+    }
+    return fit;
   }
 
   // The stale record of this workload when there is one: versions first, else one made
@@ -264,7 +286,8 @@ ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   Index& index = *index_;
   const std::string workload_key = w.key();
   const std::string& fp = index.fingerprint(t);
-  if (const Tuned* hit = index.record(workload_key, &fp, nullptr); hit && hit->stale_reason.empty())
+  if (const Tuned* hit = index.record(workload_key, &fp, nullptr);
+      hit && hit->stale_reason.empty() && index.fits_target(*hit, w, workload_key, t))
     return {index.config(*hit), ConfigSource::Exact, {}, false, {}};
   const std::string key = workload_key + '\n' + fp;
   {

@@ -3,7 +3,10 @@
 // index, and never measures or writes; lookups are thread-safe.
 //
 // The fallback order, each step reported in the answer's ConfigChoice:
-//   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target;
+//   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target
+//      whose config core::analyze finds feasible here (checked on its first hit: a
+//      record imported or edited from elsewhere may not fit, and is then skipped with
+//      one warning naming it, through LookupOptions::warn);
 //   2. nearest: the tuned shape of the same op, dtype, attrs, rank and target nearest
 //      to this one (distance: the sum over dims of |log2(tuned / wanted)|; ties go to
 //      the smaller shape, dim by dim) whose config core::analyze finds feasible here,

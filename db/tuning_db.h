@@ -69,12 +69,14 @@ struct MergeSummary {
   size_t keys = 0;      // distinct (workload, target fingerprint, backend) seen
   size_t added = 0;     // records the output did not hold yet
   size_t stale = 0;     // keys whose kept record is stale (no fresh one anywhere)
+  size_t skipped = 0;   // rows of the inputs and `out` that could not be read (TuningDb::skipped_rows)
 };
 
 class TuningDb : public search::TuningStore {
  public:
   // Creates the file (and its folder) in ReadWrite mode when missing; ReadOnly on a
-  // missing file is a Db Error. Checks an existing file before anything writes to it.
+  // missing file is a Db Error. Checks an existing file before anything writes to it:
+  // one with a trigger or view the schema does not create is not written to (Db Error).
   static std::unique_ptr<TuningDb> open(const std::string& path, OpenMode mode = OpenMode::ReadWrite);
   ~TuningDb() override;
 
@@ -121,9 +123,18 @@ class TuningDb : public search::TuningStore {
   // inputs' order.
   static MergeSummary merge(const std::vector<std::string>& inputs, const std::string& out);
 
-  // SQLite's integrity check, the foreign keys, and the schema's tables and columns:
-  // one line per problem, empty when the database is sound.
+  // SQLite's integrity check, the foreign keys, the schema's tables and columns (and no
+  // trigger or view it does not create), and every measurement row: a record the tuner
+  // could have written (key, config, status and detail parse; search::ImportChecker's
+  // checks, a config that fits its built-in target among them). One line per problem,
+  // naming the row; empty when the database is sound.
   std::vector<std::string> check();
+
+  // How many rows the reads so far skipped: a row that cannot be read as a record (a
+  // config, workload key, status or detail that does not parse; no database pto-tune
+  // wrote has one) costs its own record only, and is named in a warning (core/warning.h)
+  // once per open database.
+  size_t skipped_rows() const;
 
  private:
   struct Impl;
