@@ -161,6 +161,9 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
   };
   for (const search::BatchProblem& p : batch.problems) problem(p);
   std::vector<Task> tasks;
+  // Entries that differ only in what the defaults fill in (`matmul 64,64,64` and
+  // `matmul 64,64,64 fp16` where fp16 is the target's dtype) are one task: tuned once.
+  std::map<search::RecordKey, std::string> where_first;
   for (const search::BatchEntry& e : batch.entries) {
     try {
       Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0, 0};
@@ -171,6 +174,12 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
       measure::check_backend(t.backend, t.target, with_measure_options(vm, {}));  // before anything runs: a bad entry, not a failed run
       t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
       t.budget = e.budget.value_or(vm["budget"].as<int64_t>());
+      if (const auto [first, added] = where_first.try_emplace(t.key, e.where); !added) {
+        if (report)
+          std::cerr << "pto-tune: batch: " << file << ": " << e.where << " (" << t.key.workload << ") is "
+                    << first->second << " again once defaults are filled in (tuned once)\n";
+        continue;
+      }
       tasks.push_back(std::move(t));
     } catch (const Error& err) {
       if (err.category() != ErrorCategory::Usage && err.category() != ErrorCategory::Infeasible) throw;

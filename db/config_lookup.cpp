@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <optional>
 #include <shared_mutex>
 #include <string_view>
@@ -266,8 +265,8 @@ DbConfigProvider::DbConfigProvider(const std::vector<TuningRecord>& records, Loo
 DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
   index_->location = path;
-  if (!std::filesystem::exists(path)) return;
   try {
+    if (!database_exists(path)) return;
     index_->load(TuningDb::open(path, OpenMode::ReadOnly)->best_configs());
   } catch (const Error& e) {
     if (index_->options.strict) throw;

@@ -410,9 +410,16 @@ struct TuningDb::Impl {
 TuningDb::TuningDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TuningDb::~TuningDb() = default;
 
+bool database_exists(const std::string& path) {
+  std::error_code ec;
+  const bool there = fs::exists(path, ec);
+  if (ec) db_error(path, "cannot be reached: " + ec.message());
+  return there;
+}
+
 std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode) {
   const bool writable = mode == OpenMode::ReadWrite;
-  if (fs::exists(path)) {
+  if (database_exists(path)) {
     check_existing_file(path, mode);
     validated_version(path);
   } else if (!writable) {

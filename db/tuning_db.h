@@ -37,6 +37,10 @@ namespace pto::db {
 // Error when none can be derived (no HOME).
 std::string resolve_db_path(const std::optional<std::string>& flag = std::nullopt);
 
+// Whether a file is at `path` (a missing folder on the way is no file); Db Error when the
+// path cannot be followed (a loop of symbolic links, a folder that cannot be searched).
+bool database_exists(const std::string& path);
+
 enum class OpenMode { ReadWrite, ReadOnly };
 
 // The version of the export file format (TuningDb::export_json).

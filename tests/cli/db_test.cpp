@@ -185,6 +185,21 @@ TEST(DbCli, AnExportOntoTheDatabaseIsRefused) {
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/null")) << "written through, not replaced";
 }
 
+// A --db that loops through symbolic links is bad input naming the file (exit 2), not
+// a "filesystem error" (exit 1); lookup serves the model's pick with a warning.
+TEST(DbCli, ADatabasePathThatLoopsIsExit2NamingIt) {
+  const testing::TempDir dir("cli_db_loop");
+  const std::string loop = dir.str() + "/loop.db";
+  std::filesystem::create_symlink(loop, loop);
+  for (const std::string command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
+                                     "lookup --strict --op matmul --shapes 64,64,64 --db ",
+                                     "tune --op matmul --shapes 64,64,64 --backend model --budget 2 --db "})
+    expect_usage_error(command + quoted(loop), {loop, "symbolic links"});
+  const Result lookup = pto_tune("lookup --json --op matmul --shapes 64,64,64 --db " + quoted(loop));
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_NE(lookup.err.find("symbolic links"), std::string::npos) << lookup.err;
+}
+
 // JSON nested `depth` levels: one more than the reader takes.
 std::string nested_json(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
