@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "cost_model/format_ns.h"
+#include "core/json_list_writer.h"
 #include "core/json_read.h"
 #include "db/tuning_db.h"
 #include "search/imported_measurements.h"
@@ -66,15 +67,15 @@ int show(const Args& args) {
   auto database = TuningDb::open(path, OpenMode::ReadOnly);
   const std::string op = (*vm)["op"].as<std::string>();
   const std::vector<TuningRecord> best = database->best_records(op);
-  const size_t measurements = database->records(op).size();
+  const size_t measurements = database->count_records(op);
   if ((*vm)["json"].as<bool>()) {
-    nlohmann::json j{{"db", path}, {"measurements", measurements}, {"best", nlohmann::json::array()}};
+    JsonListWriter list(std::cout, {{"db", path}, {"measurements", measurements}}, "best");
     for (const TuningRecord& r : best) {
       nlohmann::json record = r.to_json();
       record["stale_reason"] = r.stale_reason();
-      j["best"].push_back(record);
+      list.add(record);
     }
-    print_json(std::cout, j);
+    list.finish();
     return 0;
   }
   std::cout << "# " << path << ": " << measurements << " measurements, best of " << best.size() << " keys\n";

@@ -295,10 +295,15 @@ ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   }
   ConfigChoice answer = index.slow_path(w, workload_key, t, fp);
   std::unique_lock lock(index.mutex);
+  if (index.answers.size() >= kMaxMemoized) index.answers.clear();
   return index.answers.emplace(key, std::move(answer)).first->second;
 }
 
 size_t DbConfigProvider::size() const { return index_->tuned.size(); }
+size_t DbConfigProvider::memoized() const {
+  std::shared_lock lock(index_->mutex);
+  return index_->answers.size();
+}
 const std::string& DbConfigProvider::location() const { return index_->location; }
 const std::string& DbConfigProvider::load_warning() const { return index_->load_warning; }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_list_writer.h"
 #include "core/json_read.h"
 #include "core/warning.h"
 #include "db/schema.h"
@@ -483,6 +485,14 @@ std::vector<TuningRecord> TuningDb::records(const std::string& op) {
   return read_all(s, impl_->bad_rows);
 }
 
+size_t TuningDb::count_records(const std::string& op) {
+  std::lock_guard lock(impl_->mutex);
+  Statement s = impl_->connection.prepare(
+      "SELECT count(*) FROM measurements WHERE ?1 = '' OR workload_id IN (SELECT id FROM workloads WHERE op = ?1)");
+  s.bind(1, op).step();
+  return static_cast<size_t>(s.integer(0));
+}
+
 std::vector<TuningRecord> TuningDb::best_records(const std::string& op) {
   std::lock_guard lock(impl_->mutex);
   Connection& c = impl_->connection;
@@ -563,17 +573,20 @@ BestConfigs TuningDb::best_configs() {
 
 size_t TuningDb::export_json(const std::string& file, const std::string& op) {
   const Versions now = Versions::current();
-  json j{{"format", "pto-tune-configs"},
-         {"version", kExportFormatVersion},
-         {"compiler", now.compiler},
-         {"cost_model", now.cost_model},
-         {"records", json::array()}};
   std::error_code ec;
   if (std::filesystem::equivalent(file, location(), ec))
     usage_error("the export file '" + file + "' is the database itself; name another file");
   const std::vector<TuningRecord> best = best_records(op);
-  for (const TuningRecord& r : best) j["records"].push_back(r.to_json());
-  write_output_file(file, j.dump(1) + "\n", "the export file");
+  std::ostringstream text;
+  JsonListWriter records(text,
+                         {{"format", "pto-tune-configs"},
+                          {"version", kExportFormatVersion},
+                          {"compiler", now.compiler},
+                          {"cost_model", now.cost_model}},
+                         "records");
+  for (const TuningRecord& r : best) records.add(r.to_json());
+  records.finish();
+  write_output_file(file, std::move(text).str(), "the export file");
   return best.size();
 }
 

@@ -96,6 +96,9 @@ class TuningDb : public search::TuningStore {
   // Every stored measurement, failures included, in the order stored; `op` (when not
   // empty) keeps that op's.
   std::vector<search::TuningRecord> records(const std::string& op = "");
+  // How many measurements are stored (of `op` when not empty), without reading them:
+  // records(op).size() unless rows cannot be read (skipped_rows()).
+  size_t count_records(const std::string& op = "");
   // One usable record per key, by key: the first in search::better's ranking, so the
   // best fresh one, else the best stale one (the caller sees it is stale with
   // stale_reason()). What a release ships and what the JIT lookup serves.

@@ -274,6 +274,20 @@ TEST(ConfigLookup, ADatabaseThatCannotBeReadServesTheModelWithAWarningOrStrictly
   }
 }
 
+// A JIT of dynamic shapes asks for ever new ones: the memo stays under its cap.
+TEST(ConfigLookup, TheMemoOfAnswersIsBounded) {
+  LookupOptions options;
+  options.model_candidates = 0;  // the default: the cheapest answer to work out
+  DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall)}, options);
+  size_t most = 0;
+  for (int64_t n = 1; n <= 100'000; ++n) {
+    provider.choose(Workload{"matmul", {64, 64, n}, DType::F16, {}}, npu());
+    most = std::max(most, provider.memoized());
+  }
+  EXPECT_EQ(most, DbConfigProvider::kMaxMemoized);
+  EXPECT_LT(provider.memoized(), DbConfigProvider::kMaxMemoized);
+}
+
 TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
   std::vector<TuningRecord> records;
   for (int64_t m : {64, 128, 256, 512}) records.push_back(tuned("matmul|" + std::to_string(m) + ",256,256|fp16", kOther));
