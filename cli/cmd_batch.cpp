@@ -22,10 +22,13 @@
 // Scale. --jobs N runs N worker processes (this executable, `--worker J/N`) over the
 // same database, each taking every N-th workload; --shard I/N (or the Slurm / Kubernetes
 // array index, search/shard.h) takes a stable share for one machine of a cluster, whose
-// databases `pto-tune db merge` combines.
+// databases `pto-tune db merge` combines. A worker dies with its parent, so a batch
+// killed even by SIGKILL leaves none measuring beside a rerun, which goes on from what
+// was stored and measures nothing twice.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,6 +161,9 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
   };
   for (const search::BatchProblem& p : batch.problems) problem(p);
   std::vector<Task> tasks;
+  // Entries that differ only in what the defaults fill in (`matmul 64,64,64` and
+  // `matmul 64,64,64 fp16` where fp16 is the target's dtype) are one task: tuned once.
+  std::map<search::RecordKey, std::string> where_first;
   for (const search::BatchEntry& e : batch.entries) {
     try {
       Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0, 0};
@@ -168,6 +174,12 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
       measure::check_backend(t.backend, t.target, with_measure_options(vm, {}));  // before anything runs: a bad entry, not a failed run
       t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
       t.budget = e.budget.value_or(vm["budget"].as<int64_t>());
+      if (const auto [first, added] = where_first.try_emplace(t.key, e.where); !added) {
+        if (report)
+          std::cerr << "pto-tune: batch: " << file << ": " << e.where << " (" << t.key.workload << ") is "
+                    << first->second << " again once defaults are filled in (tuned once)\n";
+        continue;
+      }
       tasks.push_back(std::move(t));
     } catch (const Error& err) {
       if (err.category() != ErrorCategory::Usage && err.category() != ErrorCategory::Infeasible) throw;
@@ -285,6 +297,12 @@ class BatchRun {
     return std::count_if(works_.begin(), works_.end(), [](const Work& w) { return !w.status.empty(); });
   }
 
+  // A workload not yet started that another process sharing the database (another
+  // batch run) has tuned since this run looked: not measured again.
+  bool tuned_meanwhile(const Work& w) {
+    return !vm_["retune"].as<bool>() && w.prior == 0 && tuned_already(db_, *w.task, journal_);
+  }
+
   // Out of time or stopped by a signal: no more rounds.
   bool over() const { return interrupt_.interrupted() || (limit_s_ > 0 && seconds_left() <= 0); }
   double seconds_left() const {
@@ -295,6 +313,10 @@ class BatchRun {
     for (size_t i = 0; i < works_.size(); ++i) {
       Work& w = works_[i];
       if (!w.status.empty() || over()) continue;
+      if (tuned_meanwhile(w)) {
+        end(w, "skipped");
+        continue;
+      }
       const int64_t budget = w.task->share ? w.task->share : w.task->budget;
       round(w, budget > 0 ? std::max<int64_t>(0, budget - w.prior) : kUnlimited);
       if (w.status.empty() && !interrupt_.interrupted()) finish(w);
@@ -446,11 +468,13 @@ std::filesystem::path private_temp_dir() {
 }
 
 // --jobs N: N copies of this executable, each with `--worker J/N --json`, their stdout
-// into a file the parent reads back; SIGTERM to the parent is passed on.
+// into a file the parent reads back; SIGTERM to the parent is passed on, and its death
+// (even by SIGKILL) kills them (PR_SET_PDEATHSIG).
 void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& interrupt, Summary& summary) {
   const std::filesystem::path dir = private_temp_dir();
   std::vector<pid_t> pids;
   const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const pid_t parent = ::getpid();
   for (int j = 0; j < jobs; ++j) {
     std::vector<std::string> words{"/proc/self/exe", "batch"};
     std::copy_if(args.begin(), args.end(), std::back_inserter(words), [](const std::string& w) { return w != "--json"; });
@@ -460,6 +484,10 @@ void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& inte
     const pid_t pid = ::fork();
     if (pid < 0) fail(ErrorCategory::Internal, "batch: cannot start worker " + std::to_string(j));
     if (pid == 0) {
+      // A worker dies with its parent: a batch killed by SIGKILL (which it cannot pass
+      // on) leaves no worker measuring beside a rerun. A parent that died before the
+      // request took effect is seen in getppid().
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
       if (pin) {
         cpu_set_t set;
         CPU_ZERO(&set);

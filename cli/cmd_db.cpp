@@ -6,7 +6,9 @@
 //
 // Files named on the command line come before the options: `db export FILE.json
 // --db PATH`, `db merge A.db B.db --into OUT.db`. A bad database file is a Db Error
-// (exit code 2) and is never changed; `db check` exits 2 when it finds a problem.
+// (exit code 2) and is never changed; `db check` exits 2 when it finds a problem. A
+// bad row in a sound file (written by another program) is skipped by show, export and
+// merge with a warning naming it (exit code 0; export and merge say how many).
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "cost_model/format_ns.h"
+#include "core/json_list_writer.h"
 #include "core/json_read.h"
 #include "db/tuning_db.h"
 #include "search/imported_measurements.h"
@@ -42,6 +45,12 @@ std::pair<Args, Args> split_files(const Args& args) {
   return {Args(args.begin(), first_option), Args(first_option, args.end())};
 }
 
+// What export and merge add to their summary when rows could not be read (each was
+// named in a warning).
+std::string skipped_note(size_t skipped) {
+  return skipped ? " (" + std::to_string(skipped) + " unreadable rows skipped, named above)" : "";
+}
+
 int show(const Args& args) {
   po::options_description options;
   add_db_option(options);
@@ -58,15 +67,15 @@ int show(const Args& args) {
   auto database = TuningDb::open(path, OpenMode::ReadOnly);
   const std::string op = (*vm)["op"].as<std::string>();
   const std::vector<TuningRecord> best = database->best_records(op);
-  const size_t measurements = database->records(op).size();
+  const size_t measurements = database->count_records(op);
   if ((*vm)["json"].as<bool>()) {
-    nlohmann::json j{{"db", path}, {"measurements", measurements}, {"best", nlohmann::json::array()}};
+    JsonListWriter list(std::cout, {{"db", path}, {"measurements", measurements}}, "best");
     for (const TuningRecord& r : best) {
       nlohmann::json record = r.to_json();
       record["stale_reason"] = r.stale_reason();
-      j["best"].push_back(record);
+      list.add(record);
     }
-    print_json(std::cout, j);
+    list.finish();
     return 0;
   }
   std::cout << "# " << path << ": " << measurements << " measurements, best of " << best.size() << " keys\n";
@@ -106,8 +115,10 @@ int export_configs(const Args& args) {
                                      "pto-tune db export release-configs.json --db merged.db"});
   if (!c) return 0;
   const std::string path = db_path(c->vm);
-  const size_t n = TuningDb::open(path, OpenMode::ReadOnly)->export_json(c->file, c->vm["op"].as<std::string>());
-  std::cout << "exported " << n << " records from " << path << " to " << c->file << "\n";
+  const std::unique_ptr<TuningDb> database = TuningDb::open(path, OpenMode::ReadOnly);
+  const size_t n = database->export_json(c->file, c->vm["op"].as<std::string>());
+  std::cout << "exported " << n << " records from " << path << " to " << c->file << skipped_note(database->skipped_rows())
+            << "\n";
   return 0;
 }
 
@@ -191,7 +202,7 @@ int merge(const Args& args) {
   const std::string out = (*vm)["into"].as<std::string>();
   const db::MergeSummary s = TuningDb::merge(files, out);
   std::cout << "merged " << s.inputs << " databases into " << out << ": " << s.keys << " keys, " << s.added
-            << " records added, " << s.stale << " stale\n";
+            << " records added, " << s.stale << " stale" << skipped_note(s.skipped) << "\n";
   return 0;
 }
 
@@ -200,8 +211,11 @@ int check(const Args& args) {
   add_db_option(options);
   const auto vm = parse_command(args, options,
                                 {"db check", "[--db PATH]",
-                                 "Checks the database: SQLite's integrity check, foreign keys, and the\n"
-                                 "schema's version, tables and columns. Exit code 2 when a problem is found.",
+                                 "Checks the database: SQLite's integrity check, foreign keys, the\n"
+                                 "schema's version, tables and columns (and no trigger or view of another\n"
+                                 "program), and every row: its workload key, config, status and detail\n"
+                                 "parse, and its config fits its target (a built-in one of the same\n"
+                                 "fingerprint). Each problem is named by row id; exit code 2 when one is found.",
                                  "pto-tune db check --db tune.db"});
   if (!vm) return 0;
   const std::string path = db_path(*vm);

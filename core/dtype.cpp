@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/shown_value.h"
 
 namespace pto {
 namespace {
@@ -105,8 +106,8 @@ const char* dtype_name(DType t) {
 DType parse_dtype(std::string_view name) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I8, DType::Bool})
     if (name == dtype_name(t)) return t;
-  usage_error("unknown dtype '" + std::string(name) +
-              "' (known: fp32, fp16, bf16, int32, int8, bool)");
+  usage_error("unknown dtype " + shown_value(name) +
+              " (known: fp32, fp16, bf16, int32, int8, bool)");
 }
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }

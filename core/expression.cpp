@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/shown_value.h"
 
 namespace pto {
 namespace {
@@ -158,7 +159,7 @@ class Parser {
 
   [[noreturn]] void fail(const std::string& what) const { fail_at(pos_, what); }
   [[noreturn]] void fail_at(size_t at, const std::string& what) const {
-    usage_error("expression '" + text_ + "': " + what + " at position " + std::to_string(at + 1));
+    usage_error("expression " + shown_value(text_) + ": " + what + " at position " + std::to_string(at + 1));
   }
 
   const std::string& text_;

@@ -15,6 +15,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/shown_value.h"
 #include "core/expression.h"
 #include "core/reference_kernels.h"
 
@@ -423,12 +424,12 @@ void check_workload(const OpDef& op, const Workload& w) {
   }
   if (op.check_attrs) op.check_attrs(w);
   if (!op.takes_expr && !w.expr.empty())
-    usage_error(op.name + ": takes no expression (--expr is the elementwise op's), got '" + w.expr + "'");
+    usage_error(op.name + ": takes no expression (--expr is the elementwise op's), got " + shown_value(w.expr));
   if (op.takes_expr && w.expr.empty())
     usage_error(op.name + ": needs an expression, e.g. --expr 'mul(add(a,b),2.0)' (pto_tune: expr=...)");
   if (op.takes_expr && canonical_expression(w.expr) != w.expr)
-    usage_error(op.name + ": expression '" + w.expr + "' is not in its canonical form '" +
-                canonical_expression(w.expr) + "' (what keys hold; Workload::parse_key and the CLI write it)");
+    usage_error(op.name + ": expression " + shown_value(w.expr) + " is not in its canonical form " +
+                shown_value(canonical_expression(w.expr)) + " (what keys hold; Workload::parse_key and the CLI write it)");
 }
 
 // The reference takes what the graph takes: same count, shapes and dtypes.
@@ -506,7 +507,7 @@ const OpDef& find_op(const std::string& name) {
     if (op.name == name) return op;
     known.push_back(op.name);
   }
-  usage_error("unknown op '" + name + "' (known: " + join(known) + ")");
+  usage_error("unknown op " + shown_value(name) + " (known: " + join(known) + ")");
 }
 
 TensorGraph build_graph(const Workload& w) { return find_op(w.op).build(w); }

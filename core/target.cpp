@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/shown_value.h"
 #include "core/json_read.h"
 #include "core/stable_hash.h"
 #include "core/warning.h"
@@ -330,7 +331,7 @@ Target load_target(const std::string& name_or_path) {
   }
   std::string known;
   for (const std::string& n : builtin_target_names()) known += (known.empty() ? "" : ", ") + n;
-  usage_error("unknown target '" + name_or_path + "': neither a built-in target (" + known +
+  usage_error("unknown target " + shown_value(name_or_path) + ": neither a built-in target (" + known +
               ") nor a JSON file");
 }
 

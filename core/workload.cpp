@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/shown_value.h"
 #include "core/expression.h"
 
 namespace pto {
@@ -80,10 +81,10 @@ Workload Workload::parse_key(const std::string& key) {
     fields.pop_back();
   }
   if (fields.size() != 3 && fields.size() != 4) {
-    usage_error("bad workload key '" + key + "': expected op|shape|dtype[|attrs][|expr=EXPR]");
+    usage_error("bad workload key " + shown_value(key) + ": expected op|shape|dtype[|attrs][|expr=EXPR]");
   }
   w.op = fields[0];
-  if (!is_identifier(w.op)) usage_error("bad workload key '" + key + "': bad op name '" + w.op + "'");
+  if (!is_identifier(w.op)) usage_error("bad workload key " + shown_value(key) + ": bad op name " + shown_value(w.op));
   w.shape = parse_shape_list(fields[1]);
   w.dtype = parse_dtype(fields[2]);
   if (fields.size() == 4) w.attrs = parse_attrs(fields[3]);
@@ -100,9 +101,9 @@ Shape parse_shape_list(const std::string& text) {
   Shape shape;
   for (const std::string& token : split(text, ",x")) {
     const auto size = parse_int(token);
-    if (token.empty()) usage_error("bad shape '" + text + "': an empty size (separators are ',' and 'x')");
+    if (token.empty()) usage_error("bad shape " + shown_value(text) + ": an empty size (separators are ',' and 'x')");
     if (!size || *size <= 0) {
-      usage_error("bad shape '" + text + "': '" + token + "' is not a positive integer");
+      usage_error("bad shape " + shown_value(text) + ": " + shown_value(token) + " is not a positive integer");
     }
     shape.push_back(*size);
   }
@@ -119,11 +120,11 @@ std::map<std::string, int64_t> parse_attrs(const std::string& text) {
     std::optional<int64_t> value = eq == std::string::npos ? std::nullopt : parse_int(given);
     if (!value && is_dtype_attr(name) && !given.empty()) value = static_cast<int64_t>(parse_dtype(given));
     if (!is_identifier(name) || !value) {
-      usage_error("bad attribute '" + token + "' in '" + text + "': expected name=integer" +
+      usage_error("bad attribute " + shown_value(token) + " in " + shown_value(text) + ": expected name=integer" +
                   (is_dtype_attr(name) ? " or a dtype name" : ""));
     }
     if (!attrs.emplace(name, *value).second) {
-      usage_error("attribute '" + name + "' is given twice in '" + text + "'");
+      usage_error("attribute " + shown_value(name) + " is given twice in " + shown_value(text));
     }
   }
   return attrs;

@@ -7,7 +7,7 @@
 #include "db/config_lookup.h"
 
 #include <algorithm>
-#include <filesystem>
+#include <atomic>
 #include <optional>
 #include <shared_mutex>
 #include <string_view>
@@ -98,6 +98,12 @@ struct DbConfigProvider::Index {
   };
   std::unordered_map<std::string, Family> family;
 
+  // Per tuned record, whether its config fits its target, found on its first exact hit:
+  // a record from elsewhere (an import, a hand-edited row) may not, and is then never
+  // served. Nearest and stale hits are analyzed on their own path.
+  enum Fit : uint8_t { kUnchecked, kFits, kDoesNotFit };
+  std::unique_ptr<std::atomic<uint8_t>[]> fits;
+
   std::shared_mutex mutex;  // guards the two memos below
   std::unordered_map<std::string, std::string> fingerprints;  // target name -> fingerprint
   std::unordered_map<std::string, ConfigChoice> answers;      // workload key + fingerprint
@@ -110,6 +116,7 @@ struct DbConfigProvider::Index {
     by_workload.reserve(pools.workloads.size());
     for (const BestConfigs::Entry& e : pools.entries) add(e);
     finish();
+    fits = std::make_unique<std::atomic<uint8_t>[]>(tuned.size());
     pools.entries = {};  // filed now
     pools.workload_keys = {};
   }
@@ -178,6 +185,20 @@ struct DbConfigProvider::Index {
     std::string fp = t.fingerprint();
     std::unique_lock lock(mutex);
     return fingerprints.emplace(t.name, std::move(fp)).first->second;
+  }
+
+  // Whether the exact hit `hit` of `w` may be served on `t`: analyzed once, with one
+  // warning when it does not fit.
+  bool fits_target(const Tuned& hit, const Workload& w, const std::string& workload_key, const Target& t) {
+    std::atomic<uint8_t>& verdict = fits[static_cast<size_t>(&hit - tuned.data())];
+    if (const uint8_t v = verdict.load(std::memory_order_acquire); v != kUnchecked) return v == kFits;
+    const bool fit = analyze(build_graph(w), config(hit), t).feasible;
+    uint8_t unchecked = kUnchecked;
+    if (verdict.compare_exchange_strong(unchecked, fit ? kFits : kDoesNotFit) && !fit) {
+      options.warn("tuning database '" + location + "': the record of " + workload_key + " for target '" + t.name +
+                   "' has config " + config(hit).to_string() + ", which does not fit it: not served");
+    }
+    return fit;
   }
 
   // The stale record of this workload when there is one: versions first, else one made
@@ -269,8 +290,8 @@ DbConfigProvider::DbConfigProvider(const std::vector<TuningRecord>& records, Loo
 DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
   index_->location = path;
-  if (!std::filesystem::exists(path)) return;
   try {
+    if (!database_exists(path)) return;
     index_->load(TuningDb::open(path, OpenMode::ReadOnly)->best_configs());
   } catch (const Error& e) {
     if (index_->options.strict) throw;
@@ -289,7 +310,8 @@ ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   Index& index = *index_;
   const std::string workload_key = w.key();
   const std::string& fp = index.fingerprint(t);
-  if (const Tuned* hit = index.record(workload_key, &fp, nullptr); hit && hit->stale_reason.empty())
+  if (const Tuned* hit = index.record(workload_key, &fp, nullptr);
+      hit && hit->stale_reason.empty() && index.fits_target(*hit, w, workload_key, t))
     return {index.config(*hit), ConfigSource::Exact, {}, false, {}};
   const std::string key = workload_key + '\n' + fp;
   {
@@ -298,10 +320,15 @@ ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   }
   ConfigChoice answer = index.slow_path(w, workload_key, t, fp);
   std::unique_lock lock(index.mutex);
+  if (index.answers.size() >= kMaxMemoized) index.answers.clear();
   return index.answers.emplace(key, std::move(answer)).first->second;
 }
 
 size_t DbConfigProvider::size() const { return index_->tuned.size(); }
+size_t DbConfigProvider::memoized() const {
+  std::shared_lock lock(index_->mutex);
+  return index_->answers.size();
+}
 const std::string& DbConfigProvider::location() const { return index_->location; }
 const std::string& DbConfigProvider::load_warning() const { return index_->load_warning; }
 

@@ -3,7 +3,10 @@
 // index, and never measures or writes; lookups are thread-safe.
 //
 // The fallback order, each step reported in the answer's ConfigChoice:
-//   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target;
+//   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target
+//      whose config core::analyze finds feasible here (checked on its first hit: a
+//      record imported or edited from elsewhere may not fit, and is then skipped with
+//      one warning naming it, through LookupOptions::warn);
 //   2. transfer: the configs tuned for the LookupOptions::transfer_neighbours shapes
 //      of the same op, dtype, attrs, rank and target nearest to this one (distance: the
 //      sum over dims of |log2(tuned / wanted)|; ties go to the smaller shape, dim by
@@ -32,7 +35,9 @@
 // of the workload key, not a hash of the target description. A process that changes a
 // target's description under the same name makes a new provider.
 //
-// Answers for a workload are memoized: a nearest or model pick is worked out once.
+// Answers for a workload are memoized: a nearest or model pick is worked out once. The
+// memo holds at most kMaxMemoized answers and starts over when full, so that a process
+// asking for ever new shapes (a JIT of dynamic shapes) does not grow without bound.
 //
 // The JIT degrades rather than dies: a database that cannot be read (corrupt, not a
 // tuning database, a schema this build does not know, unreadable) is served as if it
@@ -83,7 +88,10 @@ class DbConfigProvider : public ConfigProvider {
   std::optional<ConfigChoice> lookup(const Workload& w, const Target& t) override;
   ConfigChoice choose(const Workload& w, const Target& t);
 
+  static constexpr size_t kMaxMemoized = size_t{1} << 16;
+
   size_t size() const;  // tuned records in the index
+  size_t memoized() const;  // answers in the memo; at most kMaxMemoized
   const std::string& location() const;
   // The warning given when the database at location() could not be read (none of it
   // is served), naming the file and why; empty when it was read (or is missing).

@@ -124,6 +124,14 @@ void migrate(Connection& c, std::span<const Migration> steps) {
   }
 }
 
+std::vector<std::string> foreign_objects(Connection& c) {
+  std::vector<std::string> found;
+  for (Statement s = c.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name");
+       s.step();)
+    found.push_back(s.text(0) + " '" + s.text(1) + "'");
+  return found;
+}
+
 std::vector<std::string> schema_problems(Connection& c) {
   std::vector<std::string> problems;
   for (const auto& [table, columns] : expected_tables()) {
@@ -142,6 +150,7 @@ std::vector<std::string> schema_problems(Connection& c) {
   }
   Statement index = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'measurements_best'");
   if (!index.step()) problems.push_back("index 'measurements_best' is missing");
+  for (std::string& object : foreign_objects(c)) problems.push_back(object + " is not pto-tune's: drop it or use another file");
   return problems;
 }
 

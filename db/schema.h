@@ -41,8 +41,13 @@ int schema_version(Connection& c, int newest = current_schema_version());
 // Applies `steps` from the file's version on, each in its own transaction.
 void migrate(Connection& c, std::span<const Migration> steps = migrations());
 
+// The triggers and views of the file ("trigger 'name'"): the schema creates none, so
+// each is another program's, and a trigger runs on our writes (one that deletes rows
+// would silently empty the database). Empty for a pto-tune database.
+std::vector<std::string> foreign_objects(Connection& c);
+
 // What check() adds to SQLite's integrity check: the schema's tables and indexes are
-// present with their columns. Empty when all is well, else one line per problem.
+// present with their columns, and no foreign_objects(). Empty when all is well, else one line per problem.
 std::vector<std::string> schema_problems(Connection& c);
 
 }  // namespace pto::db

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -21,7 +23,9 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_list_writer.h"
 #include "core/json_read.h"
+#include "core/warning.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
 
@@ -147,17 +151,45 @@ constexpr const char* kSelectRecord = R"sql(
 SELECT w.key, c.json, t.name, m.target_fingerprint, m.backend, m.status, m.error,
        m.median_ns, m.p10_ns, m.p90_ns, m.repetitions, m.predicted_ns, m.simulated, m.verified,
        m.max_abs_err, m.detail, m.host, m.timestamp, m.compiler_version, m.cost_model_version,
-       m.strategy
+       m.strategy, m.id
 FROM measurements m
 JOIN workloads w ON w.id = m.workload_id
 JOIN configs c ON c.id = m.config_id
 JOIN targets t ON t.fingerprint = m.target_fingerprint
 )sql";
 
+// The rows the reads of one open database skipped because they cannot be made records
+// (written by another program, or damaged: a config or key that does not parse, an
+// unknown status, a detail that is not JSON): each named in one warning, however often
+// it is read, so that one bad row costs its own record only.
+class BadRows {
+ public:
+  explicit BadRows(std::string path) : path_(std::move(path)) {}
+
+  // parse(), or nullopt after the warning naming `row` and why it could not be read.
+  template <typename Parse>
+  auto parsed(const std::string& row, Parse&& parse) -> std::optional<decltype(parse())> {
+    try {
+      return parse();
+    } catch (const Error& e) {
+      if (seen_.insert(row).second) warn("tuning database '" + path_ + "': " + row + " skipped: " + e.what());
+      return std::nullopt;
+    }
+  }
+  size_t count() const { return seen_.size(); }
+
+ private:
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+std::string row_name(std::string_view table, int64_t id) { return std::string(table) + " row " + std::to_string(id); }
+
 // Reading many records parses each distinct config once.
 class RecordReader {
  public:
-  TuningRecord read(const Statement& s) {
+  // The record of a kSelectRecord row; Usage Error naming the column that cannot be read.
+  TuningRecord parse(const Statement& s) {
     TuningRecord r;
     r.workload = Workload::parse_key(s.text(0));
     r.config = config(s.text_view(1));
@@ -178,7 +210,12 @@ class RecordReader {
     m.timestamp = s.integer(17);
     r.versions = {s.text(18), s.text(19)};
     r.strategy = s.text(20);
+    if (!m.detail_json.empty()) json_read::parse(m.detail_json, "the measurement's detail");
     return r;
+  }
+  static int64_t row_id(const Statement& s) { return s.integer(21); }
+  std::optional<TuningRecord> read(const Statement& s, BadRows& bad) {
+    return bad.parsed(row_name("measurement", row_id(s)), [&] { return parse(s); });
   }
 
  private:
@@ -190,10 +227,11 @@ class RecordReader {
   std::map<std::string, TileConfig, std::less<>> configs_;
 };
 
-std::vector<TuningRecord> read_all(Statement& s) {
+std::vector<TuningRecord> read_all(Statement& s, BadRows& bad) {
   RecordReader reader;
   std::vector<TuningRecord> out;
-  while (s.step()) out.push_back(reader.read(s));
+  while (s.step())
+    if (auto r = reader.read(s, bad)) out.push_back(std::move(*r));
   return out;
 }
 
@@ -319,9 +357,10 @@ std::string resolve_db_path(const std::optional<std::string>& flag) {
 
 struct TuningDb::Impl {
   Impl(const std::string& path, bool writable)
-      : connection(path, writable ? Connection::Mode::ReadWrite : read_mode(path)) {}
+      : connection(path, writable ? Connection::Mode::ReadWrite : read_mode(path)), bad_rows(path) {}
   std::mutex mutex;  // one statement sequence at a time on the connection
   Connection connection;
+  BadRows bad_rows;
   bool writable = false;
 
   int64_t id_of(std::string_view select, std::string_view value) {
@@ -373,9 +412,16 @@ struct TuningDb::Impl {
 TuningDb::TuningDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TuningDb::~TuningDb() = default;
 
+bool database_exists(const std::string& path) {
+  std::error_code ec;
+  const bool there = fs::exists(path, ec);
+  if (ec) db_error(path, "cannot be reached: " + ec.message());
+  return there;
+}
+
 std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode) {
   const bool writable = mode == OpenMode::ReadWrite;
-  if (fs::exists(path)) {
+  if (database_exists(path)) {
     check_existing_file(path, mode);
     validated_version(path);
   } else if (!writable) {
@@ -385,6 +431,13 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode)
   auto impl = std::make_unique<Impl>(path, writable);
   impl->writable = writable;
   if (writable) {
+    // Another program's trigger would run on each of our writes (one that deletes rows
+    // would silently empty the database).
+    if (const std::vector<std::string> foreign = foreign_objects(impl->connection); !foreign.empty()) {
+      std::string named;
+      for (const std::string& object : foreign) named += (named.empty() ? "" : ", ") + object;
+      db_error(path, "has objects pto-tune does not create (" + named + "): not written to (drop them, or use another file)");
+    }
     use_wal(impl->connection);
     impl->connection.exec("PRAGMA synchronous = NORMAL");
     migrate(impl->connection);
@@ -408,7 +461,7 @@ std::vector<TuningRecord> TuningDb::records_of(const RecordKey& key) {
     WHERE m.workload_id = (SELECT id FROM workloads WHERE key = ?)
       AND m.target_fingerprint = ? AND m.backend = ? ORDER BY m.id)sql");
   s.bind(1, key.workload).bind(2, key.target_fingerprint).bind(3, key.backend);
-  return read_all(s);
+  return read_all(s, impl_->bad_rows);
 }
 
 std::string TuningDb::location() const { return impl_->connection.path(); }
@@ -429,7 +482,15 @@ std::vector<TuningRecord> TuningDb::records(const std::string& op) {
   Statement s = impl_->connection.prepare(std::string(kSelectRecord) +
                                           "WHERE ?1 = '' OR w.op = ?1 ORDER BY m.id");
   s.bind(1, op);
-  return read_all(s);
+  return read_all(s, impl_->bad_rows);
+}
+
+size_t TuningDb::count_records(const std::string& op) {
+  std::lock_guard lock(impl_->mutex);
+  Statement s = impl_->connection.prepare(
+      "SELECT count(*) FROM measurements WHERE ?1 = '' OR workload_id IN (SELECT id FROM workloads WHERE op = ?1)");
+  s.bind(1, op).step();
+  return static_cast<size_t>(s.integer(0));
 }
 
 std::vector<TuningRecord> TuningDb::best_records(const std::string& op) {
@@ -444,7 +505,8 @@ std::vector<TuningRecord> TuningDb::best_records(const std::string& op) {
   scan.for_each([&](const BestScan::Row& r) {
     // A winner whose workload, config or target row is missing (no database pto-tune
     // wrote has one) is left out by the joins.
-    if (winner.bind(1, r.id).step()) best.push_back(reader.read(winner));
+    if (winner.bind(1, r.id).step())
+      if (auto record = reader.read(winner, impl_->bad_rows)) best.push_back(std::move(*record));
     winner.reset();
   });
   std::sort(best.begin(), best.end(), [](const TuningRecord& a, const TuningRecord& b) { return a.key() < b.key(); });
@@ -471,11 +533,15 @@ BestConfigs TuningDb::best_configs() {
   scan.for_each([&](const BestScan::Row& r) { workloads[static_cast<size_t>(r.workload_id)] = kWanted; });
   Statement workload_rows = c.prepare("SELECT id, key FROM workloads WHERE id <= ?");
   for (workload_rows.bind(1, last_id); workload_rows.step();) {
-    size_t& slot = workloads[static_cast<size_t>(workload_rows.integer(0))];
+    const int64_t id = workload_rows.integer(0);
+    size_t& slot = workloads[static_cast<size_t>(id)];
     if (slot != kWanted) continue;
-    slot = out.workloads.size();
-    out.workload_keys.push_back(workload_rows.text(1));
-    out.workloads.push_back(Workload::parse_key(out.workload_keys.back()));
+    std::string key = workload_rows.text(1);
+    auto workload = impl_->bad_rows.parsed(row_name("workload", id), [&] { return Workload::parse_key(key); });
+    slot = workload ? out.workloads.size() : kAbsent;
+    if (!workload) continue;
+    out.workload_keys.push_back(std::move(key));
+    out.workloads.push_back(std::move(*workload));
   }
   std::unordered_map<std::string, std::string> target_names;
   for (Statement s = c.prepare("SELECT fingerprint, name FROM targets"); s.step();) target_names.emplace(s.text(0), s.text(1));
@@ -493,12 +559,13 @@ BestConfigs TuningDb::best_configs() {
     auto [config, added] = configs.try_emplace(r.config_id, out.configs.size());
     if (added) {
       const std::string& text = scan.config_text(r.config_id);
-      if (text.empty()) {
-        configs.erase(config);
-        return;
-      }
-      out.configs.push_back(TileConfig::parse(text));
+      auto parsed = text.empty() ? std::nullopt
+                                 : impl_->bad_rows.parsed(row_name("config", r.config_id),
+                                                          [&] { return TileConfig::parse(text); });
+      if (parsed) out.configs.push_back(std::move(*parsed));
+      else config->second = kAbsent;
     }
+    if (config->second == kAbsent) return;
     out.entries.push_back({workload, config->second, target, scan.backends()[r.backend], r.versions});
   });
   return out;
@@ -506,17 +573,20 @@ BestConfigs TuningDb::best_configs() {
 
 size_t TuningDb::export_json(const std::string& file, const std::string& op) {
   const Versions now = Versions::current();
-  json j{{"format", "pto-tune-configs"},
-         {"version", kExportFormatVersion},
-         {"compiler", now.compiler},
-         {"cost_model", now.cost_model},
-         {"records", json::array()}};
   std::error_code ec;
   if (std::filesystem::equivalent(file, location(), ec))
     usage_error("the export file '" + file + "' is the database itself; name another file");
   const std::vector<TuningRecord> best = best_records(op);
-  for (const TuningRecord& r : best) j["records"].push_back(r.to_json());
-  write_output_file(file, j.dump(1) + "\n", "the export file");
+  std::ostringstream text;
+  JsonListWriter records(text,
+                         {{"format", "pto-tune-configs"},
+                          {"version", kExportFormatVersion},
+                          {"compiler", now.compiler},
+                          {"cost_model", now.cost_model}},
+                         "records");
+  for (const TuningRecord& r : best) records.add(r.to_json());
+  records.finish();
+  write_output_file(file, std::move(text).str(), "the export file");
   return best.size();
 }
 
@@ -578,6 +648,8 @@ MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::
   for (const auto& source : sources)
     for (TuningRecord& r : source->best_records()) consider(std::move(r));
   for (TuningRecord& r : target->best_records()) consider(std::move(r));
+  for (const auto& source : sources) summary.skipped += source->skipped_rows();
+  summary.skipped += target->skipped_rows();
 
   std::vector<TuningRecord> winners;
   for (auto& [key, r] : kept) {
@@ -592,6 +664,8 @@ MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::
   return summary;
 }
 
+size_t TuningDb::skipped_rows() const { return impl_->bad_rows.count(); }
+
 std::vector<std::string> TuningDb::check() {
   std::lock_guard lock(impl_->mutex);
   std::vector<std::string> problems;
@@ -602,6 +676,16 @@ std::vector<std::string> TuningDb::check() {
   for (Statement s = c.prepare("PRAGMA foreign_key_check"); s.step();)
     problems.push_back("foreign key: a row of '" + s.text(0) + "' points at a missing '" + s.text(2) + "'");
   for (std::string& p : schema_problems(c)) problems.push_back("schema: " + p);
+  // Every row must be a record the tuner could have written (search::ImportChecker).
+  RecordReader reader;
+  search::ImportChecker checker;
+  for (Statement s = c.prepare(std::string(kSelectRecord) + "ORDER BY m.id"); s.step();) {
+    try {
+      checker.check(reader.parse(s));
+    } catch (const Error& e) {
+      problems.push_back(row_name("measurement", RecordReader::row_id(s)) + ": " + e.what());
+    }
+  }
   if (const int v = schema_version(c); v != current_schema_version())
     problems.push_back("schema: version " + std::to_string(v) + ", expected " + std::to_string(current_schema_version()));
   return problems;

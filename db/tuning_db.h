@@ -37,6 +37,10 @@ namespace pto::db {
 // Error when none can be derived (no HOME).
 std::string resolve_db_path(const std::optional<std::string>& flag = std::nullopt);
 
+// Whether a file is at `path` (a missing folder on the way is no file); Db Error when the
+// path cannot be followed (a loop of symbolic links, a folder that cannot be searched).
+bool database_exists(const std::string& path);
+
 enum class OpenMode { ReadWrite, ReadOnly };
 
 // The version of the export file format (TuningDb::export_json).
@@ -69,12 +73,14 @@ struct MergeSummary {
   size_t keys = 0;      // distinct (workload, target fingerprint, backend) seen
   size_t added = 0;     // records the output did not hold yet
   size_t stale = 0;     // keys whose kept record is stale (no fresh one anywhere)
+  size_t skipped = 0;   // rows of the inputs and `out` that could not be read (TuningDb::skipped_rows)
 };
 
 class TuningDb : public search::TuningStore {
  public:
   // Creates the file (and its folder) in ReadWrite mode when missing; ReadOnly on a
-  // missing file is a Db Error. Checks an existing file before anything writes to it.
+  // missing file is a Db Error. Checks an existing file before anything writes to it:
+  // one with a trigger or view the schema does not create is not written to (Db Error).
   static std::unique_ptr<TuningDb> open(const std::string& path, OpenMode mode = OpenMode::ReadWrite);
   ~TuningDb() override;
 
@@ -90,6 +96,9 @@ class TuningDb : public search::TuningStore {
   // Every stored measurement, failures included, in the order stored; `op` (when not
   // empty) keeps that op's.
   std::vector<search::TuningRecord> records(const std::string& op = "");
+  // How many measurements are stored (of `op` when not empty), without reading them:
+  // records(op).size() unless rows cannot be read (skipped_rows()).
+  size_t count_records(const std::string& op = "");
   // One usable record per key, by key: the first in search::better's ranking, so the
   // best fresh one, else the best stale one (the caller sees it is stale with
   // stale_reason()). What a release ships and what the JIT lookup serves.
@@ -121,9 +130,18 @@ class TuningDb : public search::TuningStore {
   // inputs' order.
   static MergeSummary merge(const std::vector<std::string>& inputs, const std::string& out);
 
-  // SQLite's integrity check, the foreign keys, and the schema's tables and columns:
-  // one line per problem, empty when the database is sound.
+  // SQLite's integrity check, the foreign keys, the schema's tables and columns (and no
+  // trigger or view it does not create), and every measurement row: a record the tuner
+  // could have written (key, config, status and detail parse; search::ImportChecker's
+  // checks, a config that fits its built-in target among them). One line per problem,
+  // naming the row; empty when the database is sound.
   std::vector<std::string> check();
+
+  // How many rows the reads so far skipped: a row that cannot be read as a record (a
+  // config, workload key, status or detail that does not parse; no database pto-tune
+  // wrote has one) costs its own record only, and is named in a warning (core/warning.h)
+  // once per open database.
+  size_t skipped_rows() const;
 
  private:
   struct Impl;

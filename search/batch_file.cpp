@@ -10,6 +10,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/shown_value.h"
 #include "core/expression.h"
 #include "core/json_read.h"
 #include "core/op_library.h"
@@ -24,12 +25,12 @@ int64_t parse_int(const std::string& text, const std::string& token) {
   int64_t v = 0;
   const char* end = text.data() + text.size();
   const auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end) usage_error("bad number '" + text + "' in '" + token + "'");
+  if (ec != std::errc() || p != end) usage_error("bad number " + shown_value(text) + " in " + shown_value(token));
   return v;
 }
 
 double checked_weight(double w, const std::string& text) {
-  if (!(w > 0) || !std::isfinite(w)) usage_error("weight must be a finite number > 0, got '" + text + "'");
+  if (!(w > 0) || !std::isfinite(w)) usage_error("weight must be a finite number > 0, got " + shown_value(text));
   return w;
 }
 
@@ -41,7 +42,7 @@ double parse_weight(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size()) usage_error("weight must be a finite number > 0, got '" + text + "'");
+  if (used != text.size()) usage_error("weight must be a finite number > 0, got " + shown_value(text));
   return checked_weight(w, text);
 }
 
@@ -149,14 +150,14 @@ RawEntry raw_from_line(const std::string& line) {
   std::vector<std::string> words;
   for (std::string w; in >> w;) words.push_back(w);
   words = join_expression_words(words);
-  if (words.size() < 2) usage_error("expected 'op shapes [dtype] [key=value ...]', got '" + line + "'");
+  if (words.size() < 2) usage_error("expected 'op shapes [dtype] [key=value ...]', got " + shown_value(line));
   RawEntry raw;
   raw.op = words[0];
   raw.dims = split(words[1], ',');
   for (size_t i = 2; i < words.size(); ++i) {
     const size_t eq = words[i].find('=');
     if (eq == std::string::npos) {
-      if (i != 2) usage_error("expected key=value, got '" + words[i] + "'");
+      if (i != 2) usage_error("expected key=value, got " + shown_value(words[i]));
       if (words[i] != "-") raw.dtype = words[i];
       continue;
     }
@@ -177,7 +178,7 @@ RawEntry raw_from_json(const json& j) {
   if (!j.is_object()) usage_error("expected an object, got " + j.dump());
   for (const auto& [key, value] : j.items())
     if (key != "op" && key != "shapes" && key != "dtype" && key != "attrs" && key != "expr" && !is_override(key))
-      usage_error("unknown field '" + key + "'");
+      usage_error("unknown field " + shown_value(key));
   if (!j.contains("op")) usage_error("missing field 'op'");
   if (!j.contains("shapes")) usage_error("missing field 'shapes'");
   RawEntry raw;
@@ -192,7 +193,7 @@ RawEntry raw_from_json(const json& j) {
   if (j.contains("attrs")) {
     if (!j["attrs"].is_object()) usage_error("attrs must be an object, got " + j["attrs"].dump());
     for (const auto& [k, v] : j["attrs"].items()) {
-      if (!v.is_number_integer()) usage_error("attr '" + k + "' must be an integer, got " + v.dump());
+      if (!v.is_number_integer()) usage_error("attr " + shown_value(k) + " must be an integer, got " + json_read::show(v));
       raw.attrs[k] = v.get<int64_t>();
     }
   }
@@ -228,15 +229,15 @@ std::vector<int64_t> expand_dim(const std::string& token) {
   const size_t dots = text.find("..");
   if (dots == std::string::npos) {
     const int64_t v = parse_int(text, token);
-    if (v <= 0) usage_error("a dim must be > 0, got '" + token + "'");
+    if (v <= 0) usage_error("a dim must be > 0, got " + shown_value(token));
     return {v};
   }
   const size_t colon = text.find(':', dots);
-  if (colon == std::string::npos) usage_error("range '" + token + "' needs a step: LO..HI:pow2 or LO..HI:stepS");
+  if (colon == std::string::npos) usage_error("range " + shown_value(token) + " needs a step: LO..HI:pow2 or LO..HI:stepS");
   const int64_t lo = parse_int(text.substr(0, dots), token);
   const int64_t hi = parse_int(text.substr(dots + 2, colon - dots - 2), token);
   const std::string step = text.substr(colon + 1);
-  if (lo <= 0 || hi < lo) usage_error("range '" + token + "' must have 0 < LO <= HI");
+  if (lo <= 0 || hi < lo) usage_error("range " + shown_value(token) + " must have 0 < LO <= HI");
   std::vector<int64_t> values;
   if (step == "pow2") {
     for (int64_t v = 1;; v *= 2) {  // stops before doubling past HI: no overflow near 2^63
@@ -245,15 +246,15 @@ std::vector<int64_t> expand_dim(const std::string& token) {
     }
   } else if (step.starts_with("step")) {
     const int64_t s = parse_int(step.substr(4), token);
-    if (s <= 0) usage_error("range '" + token + "' needs a step > 0");
+    if (s <= 0) usage_error("range " + shown_value(token) + " needs a step > 0");
     const int64_t count = (hi - lo) / s + 1;
     if (count > static_cast<int64_t>(kMaxRangeValues))
-      usage_error("range '" + token + "' has more than " + std::to_string(kMaxRangeValues) + " values");
+      usage_error("range " + shown_value(token) + " has more than " + std::to_string(kMaxRangeValues) + " values");
     for (int64_t i = 0; i < count; ++i) values.push_back(lo + i * s);  // <= HI: never past it
   } else {
-    usage_error("range '" + token + "': unknown step '" + step + "' (pow2 or stepS)");
+    usage_error("range " + shown_value(token) + ": unknown step " + shown_value(step) + " (pow2 or stepS)");
   }
-  if (values.empty()) usage_error("range '" + token + "' holds no value");
+  if (values.empty()) usage_error("range " + shown_value(token) + " holds no value");
   return values;
 }
 

@@ -24,6 +24,7 @@ merges a database file. Errors are pto_tune.Error subclasses.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Iterator, Mapping
 
 from ._pto_tune import (
@@ -121,12 +122,13 @@ def run(op: str, shapes: Any, config: Any, dtype: str = "fp16", target: str = "a
 
 def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
          backend: str | None = None, strategy: str = "auto", budget: int | None = None,
-         time_limit: float | None = None, seed: int = 1, db: str | None = None,
+         time_limit: float | None = None, seed: int = 1, db: str | os.PathLike[str] | None = None,
          attrs: dict[str, int] | None = None, expr: str | None = None, retune: bool = False,
          measure: Callable[[Config], float] | None = None) -> Result:
     """Tunes one workload and stores every measurement in the database.
 
-    db: the database file (default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).
+    db: the database file, a str or a pathlib.Path (default: $PTO_TUNE_DB, else
+    ~/.cache/pto-tune/tune.db).
     expr: the elementwise op's expression, as --expr spells it ("mul(add(a,b),2.0)").
     budget: measurements, the default config's included (None: the strategy decides).
     What the database already holds for the workload (same target, backend and

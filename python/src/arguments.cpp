@@ -18,6 +18,16 @@ namespace pto::python {
 
 namespace {
 
+// A Python int as int64_t; UsageError naming `what` for one out of its range (2**63
+// and up), which pybind11 would report as a bare RuntimeError.
+int64_t int64_from(const py::handle& value, const std::string& what) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0) usage_error(what + ": " + py::repr(value).cast<std::string>() + " does not fit in 64 bits");
+  return v;
+}
+
 Shape shape_from(const py::handle& shapes) {
   if (py::isinstance<py::str>(shapes)) return parse_shape_list(shapes.cast<std::string>());
   if (!py::isinstance<py::sequence>(shapes))
@@ -27,7 +37,7 @@ Shape shape_from(const py::handle& shapes) {
   for (const py::handle item : shapes.cast<py::sequence>()) {
     if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item))
       usage_error("shapes: expected ints, got " + py::repr(item).cast<std::string>());
-    const auto dim = item.cast<int64_t>();
+    const int64_t dim = int64_from(item, "shapes");
     if (dim <= 0) usage_error("shapes: '" + std::to_string(dim) + "' is not a positive integer");
     shape.push_back(dim);
   }
@@ -52,7 +62,7 @@ Workload workload_from(const std::string& op, const py::handle& shapes, const st
       if (!py::isinstance<py::int_>(value))
         usage_error("attrs: '" + name + "' must be an int" + (is_dtype_attr(name) ? " or an element type name" : "") +
                     ", got " + py::repr(value).cast<std::string>());
-      w.attrs[name] = value.cast<int64_t>();
+      w.attrs[name] = int64_from(value, "attrs: '" + name + "'");
     }
   }
   if (expr) w.expr = canonical_expression(*expr);
@@ -82,6 +92,16 @@ std::string backend_or_default(const std::optional<std::string>& backend, const 
 
 py::object to_python(const nlohmann::json& j) {
   return py::module_::import("json").attr("loads")(j.dump());
+}
+
+std::optional<std::string> path_from(const py::handle& value, const std::string& what) {
+  if (value.is_none()) return std::nullopt;
+  const py::object path = py::reinterpret_steal<py::object>(PyOS_FSPath(value.ptr()));
+  if (!path || !py::isinstance<py::str>(path)) {
+    PyErr_Clear();
+    usage_error(what + ": expected a path (str or os.PathLike naming text), got " + py::repr(value).cast<std::string>());
+  }
+  return path.cast<std::string>();
 }
 
 }  // namespace pto::python

@@ -29,4 +29,8 @@ std::string backend_or_default(const std::optional<std::string>& backend, const 
 
 pybind11::object to_python(const nlohmann::json& j);
 
+// A file path as Python code gives one: a str or an os.PathLike (pathlib.Path) naming
+// text; None is nullopt. UsageError naming `what` and the value for anything else.
+std::optional<std::string> path_from(const pybind11::handle& value, const std::string& what);
+
 }  // namespace pto::python

@@ -12,6 +12,8 @@
 #include <pybind11/stl.h>
 
 #include "arguments.h"
+#include "core/error.h"
+#include "core/json_read.h"
 #include "db/tuning_db.h"
 #include "measure.h"
 
@@ -23,8 +25,8 @@ namespace {
 
 class Database {
  public:
-  explicit Database(const std::optional<std::string>& path)
-      : path_(db::resolve_db_path(path)), db_(db::TuningDb::open(path_)) {}
+  explicit Database(const py::handle& path)
+      : path_(db::resolve_db_path(path_from(path, "path"))), db_(db::TuningDb::open(path_)) {}
 
   const std::string& path() const { return path_; }
 
@@ -45,10 +47,10 @@ class Database {
     return py::iter(list);
   }
 
-  size_t export_to(const std::string& file) { return db_->export_json(file); }
+  size_t export_to(const py::handle& file) { return db_->export_json(required_path(file)); }
 
-  size_t import_from(const std::string& file) {
-    size_t added = db_->import_json(file);
+  size_t import_from(const py::handle& file) {
+    size_t added = db_->import_json(required_path(file));
     forget_lookups(path_);
     return added;
   }
@@ -57,13 +59,15 @@ class Database {
     std::vector<search::TuningRecord> parsed;
     py::object dumps = py::module_::import("json").attr("dumps");
     for (const py::handle record : records)
-      parsed.push_back(search::TuningRecord::from_json(nlohmann::json::parse(dumps(record).cast<std::string>())));
+      parsed.push_back(search::TuningRecord::from_json(json_read::parse(dumps(record).cast<std::string>(), "record")));
     db_->commit(parsed);
     forget_lookups(path_);
     return parsed.size();
   }
 
-  py::object merge(const std::vector<std::string>& inputs) {
+  py::object merge(const py::iterable& paths) {
+    std::vector<std::string> inputs;
+    for (const py::handle path : paths) inputs.push_back(required_path(path));
     db::MergeSummary summary = db::TuningDb::merge(inputs, path_);
     forget_lookups(path_);
     return to_python({{"inputs", summary.inputs}, {"keys", summary.keys}, {"added", summary.added},
@@ -71,6 +75,11 @@ class Database {
   }
 
  private:
+  static std::string required_path(const py::handle& value) {
+    if (value.is_none()) usage_error("path: expected a path (str or os.PathLike), got None");
+    return *path_from(value, "path");
+  }
+
   std::string path_;
   std::unique_ptr<db::TuningDb> db_;
 };
@@ -79,7 +88,7 @@ class Database {
 
 void bind_database(py::module_& m) {
   py::class_<Database>(m, "Database", "A tuning database file, created when missing.")
-      .def(py::init<const std::optional<std::string>&>(), py::arg("path") = py::none(),
+      .def(py::init<const py::handle&>(), py::arg("path") = py::none(),
            "Opens the database at path (default $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db).")
       .def_property_readonly("path", &Database::path, "The database file.")
       .def("best", &Database::best, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
+#include "fork_guard.h"
 #include "measure.h"
 #include "measure/runner.h"
 
@@ -226,6 +227,7 @@ Config choose(const std::string& op, const py::handle& shapes, const std::string
   bool loaded = false;
   {
     py::gil_scoped_release release;  // a first model pick scores candidates for a while
+    const ForkGuard::Section section;
     provider = providers().get(key, loaded);
     choice = provider->choose(w, t);
   }
@@ -235,9 +237,9 @@ Config choose(const std::string& op, const py::handle& shapes, const std::string
 
 py::object lookup(const std::string& op, const py::handle& shapes, const std::string& dtype,
                   const std::string& target, const std::optional<std::string>& backend,
-                  const std::optional<std::string>& db, bool model, const py::handle& attrs,
+                  const py::handle& db, bool model, const py::handle& attrs,
                   const std::optional<std::string>& expr) {
-  const std::string db_path = db::resolve_db_path(db);
+  const std::string db_path = db::resolve_db_path(path_from(db, "db"));
   const py::object expr_text = expr ? py::object(py::str(*expr)) : py::object(py::none());
   std::optional<std::string> key = Answers::key_of(op, shapes, dtype, target, backend, db_path, model, attrs, expr_text);
   if (key) {
@@ -324,10 +326,12 @@ constexpr const char* kLookupDoc =
 
 void forget_lookups(const std::string& path) {
   answers().clear();
+  const ForkGuard::Section section;
   providers().forget(path);
 }
 
 void bind_lookup(py::module_& m) {
+  ForkGuard::install();
   m.def("_lookup", &lookup, py::arg("op"), py::arg("shapes"), py::arg("dtype") = "fp16",
         py::arg("target") = "ascend910b1", py::arg("backend") = py::none(), py::arg("db") = py::none(),
         py::arg("model") = true, py::arg("attrs") = py::none(), py::arg("expr") = py::none(),
@@ -336,7 +340,7 @@ void bind_lookup(py::module_& m) {
   static PyMethodDef fast{"lookup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_lookup)),
                           METH_FASTCALL | METH_KEYWORDS, kLookupDoc};
   m.add_object("lookup", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&fast, nullptr, m.attr("__name__").ptr())));
-  m.def("reload", [](const std::optional<std::string>& db) { forget_lookups(db::resolve_db_path(db)); },
+  m.def("reload", [](const py::handle& db) { forget_lookups(db::resolve_db_path(path_from(db, "db"))); },
         py::arg("db") = py::none(),
         "Makes the next lookup() read the database again (tune() and Database.merge() do\n"
         "this themselves; call it after another process wrote the database).");

@@ -6,6 +6,7 @@
 //   run.cpp       run()
 //   tune.cpp      tune()
 //   database.cpp  Database
+//   fork_guard.cpp   lookup() and reload() safe across fork()
 #include <pybind11/pybind11.h>
 
 #include "arguments.h"

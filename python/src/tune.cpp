@@ -36,11 +36,12 @@ struct InterruptWatch {
 py::object tune(const std::string& op, const py::object& shapes, const std::string& dtype,
                 const std::string& target_name, const std::optional<std::string>& backend,
                 const std::string& strategy, const std::optional<int64_t>& budget,
-                const std::optional<double>& time_limit_s, uint64_t seed, const std::optional<std::string>& db,
+                const std::optional<double>& time_limit_s, uint64_t seed, const py::handle& db_argument,
                 const py::object& attrs, const std::optional<std::string>& expr, bool retune,
                 const py::object& measure) {
   const Workload w = workload_from(op, shapes, dtype, attrs, expr);
   const Target& target = target_named(target_name);
+  const std::string db_path = db::resolve_db_path(path_from(db_argument, "db"));
   measure::RunnerOptions runner = runner_options(seed);
   if (!measure.is_none()) runner.measure_function = measure_function(measure);
   // A measure function is the command backend's measurement, unless called npu.
@@ -62,10 +63,10 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
     const measure::TuningRunners runners =
         measure::make_tuning_runners(backend_name, target, runner);
     options.finalist_runner = runners.finalists.get();
-    auto store = db::TuningDb::open(db::resolve_db_path(db));
+    auto store = db::TuningDb::open(db_path);
     result = search::tune(w, target, *runners.search, *store, options).to_json();
   }
-  forget_lookups(db::resolve_db_path(db));
+  forget_lookups(db_path);
   if (watch.interrupted) throw py::error_already_set();
   return to_python(result);
 }

@@ -76,6 +76,20 @@ TEST(BatchCli, MalformedFilesExit2NamingTheProblem) {
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/t.db")) << "a --strict stop or a bad option opened the database";
 }
 
+// Lines that differ only in what the defaults fill in (the target's dtype, the
+// command's target and backend) are one workload: tuned once, the repeat named.
+TEST(BatchCli, EntriesThatDifferOnlyInDefaultsAreTunedOnce) {
+  const TempDir dir("batch_defaults");
+  const std::string file = dir.write("b.txt", std::string("matmul 64,64,64\nmatmul 64,64,64 fp16\n") +
+                                                  "matmul 64,64,64 - target=" + kTarget + " backend=model\nsoftmax 64,256\n");
+  const std::string db = dir.str() + "/t.db";
+  const Result r = pto_tune("batch " + quoted(file) + " --target " + kTarget + " --backend model --budget 2 --json --db " + quoted(db));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(json::parse(r.out), "tuned"), 2);
+  EXPECT_EQ(records_per_workload(db).size(), 2u);
+  for (const std::string line : {"line 2", "line 3"}) EXPECT_NE(r.err.find(line + " (matmul|64,64,64|fp16) is line 1 again"), std::string::npos) << r.err;
+}
+
 TEST(BatchCli, BadEntriesAreSkippedTheRestTunedAndTheRunExits2) {
   const TempDir dir("batch_skip");
   const std::string file = dir.write("b.txt", "matmul 32,64,64 fp16\nnosuchop 1,2\nmatmul 1..64:pow3,8,8\nsoftmax 16,256\n"

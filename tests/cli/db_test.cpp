@@ -187,6 +187,107 @@ TEST(DbCli, AnExportOntoTheDatabaseIsRefused) {
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/null")) << "written through, not replaced";
 }
 
+// A --db that loops through symbolic links is bad input naming the file (exit 2), not
+// a "filesystem error" (exit 1); lookup serves the model's pick with a warning.
+TEST(DbCli, ADatabasePathThatLoopsIsExit2NamingIt) {
+  const testing::TempDir dir("cli_db_loop");
+  const std::string loop = dir.str() + "/loop.db";
+  std::filesystem::create_symlink(loop, loop);
+  for (const std::string command : {"db show --db ", "db check --db ", "db import /dev/null --db ",
+                                     "lookup --strict --op matmul --shapes 64,64,64 --db ",
+                                     "tune --op matmul --shapes 64,64,64 --backend model --budget 2 --db "})
+    expect_usage_error(command + quoted(loop), {loop, "symbolic links"});
+  const Result lookup = pto_tune("lookup --json --op matmul --shapes 64,64,64 --db " + quoted(loop));
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_NE(lookup.err.find("symbolic links"), std::string::npos) << lookup.err;
+}
+
+// JSON nested `depth` levels: one more than the reader takes.
+std::string nested_json(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// A sound file holding rows pto-tune would never write (another program's, or edited):
+// an unparsable config, a garbage key, an unknown status, a config nested 65 deep, and
+// a config that does not fit its target. Each costs its own record only: show, export,
+// lookup, merge and report go on (exit 0) naming each skipped row; export and merge say
+// how many; `db check` names each one and exits 2; lookup does not serve the one that
+// does not fit.
+TEST(DbCli, OneBadRowCostsItsOwnRecordOnlyAndCheckNamesEach) {
+  const testing::TempDir dir("cli_bad_rows");
+  const std::string db = seeded_db(dir);  // measurement rows 1 and 2: sound
+  const std::string unparsable = R"({"cube":{"m":[32,32],"k":[32,64],"n":[64,64]}})";
+  const std::string deep = R"({"cube":{"m":[16,16],"k":[32,64],"n":[64,64]}})";
+  const std::string too_big = R"({"cube":{"m":[256,256],"k":[64,256],"n":[256,256]}})";
+  db::TuningDb::open(db)->commit(std::vector{tuned("matmul|128,128,128|fp16", 90, unparsable),  // row 3
+                                             tuned("matmul|64,64,64|fp16", 80),                 // row 4
+                                             tuned("matmul|32,32,32|fp16", 70),                 // row 5
+                                             tuned("matmul|48,48,48|fp16", 60, deep),           // row 6
+                                             tuned("matmul|512,512,512|fp16", 50, too_big)});   // row 7
+  auto canonical = [](const std::string& config) { return TileConfig::parse(config).to_string(); };
+  db::testing::execute_sql(db, "UPDATE configs SET json = '{\"vec\":' WHERE json = '" + canonical(unparsable) + "';"
+                               "UPDATE workloads SET key = 'garbage|x' WHERE key = 'matmul|64,64,64|fp16';"
+                               "UPDATE measurements SET status = 'BOGUS' WHERE id = 5;"
+                               "UPDATE configs SET json = '" + nested_json(65) + "' WHERE json = '" + canonical(deep) + "';");
+  const std::vector<std::string> bad_rows = {"row 3", "row 4", "row 5", "row 6"};
+  auto expect_rows_named = [&](const std::string& text) {
+    for (const std::string& row : bad_rows) EXPECT_NE(text.find(row), std::string::npos) << row << " in " << text;
+  };
+
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["best"].size(), 3u);  // matmul 256 and 512, the stale softmax
+  expect_rows_named(show.err);
+  EXPECT_EQ(pto_tune("db show --db " + quoted(db)).exit_code, 0);
+
+  const Result exported = pto_tune("db export " + quoted(dir.str() + "/out.json") + " --db " + quoted(db));
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("exported 3 records"), std::string::npos) << exported.out;
+  EXPECT_NE(exported.out.find("4 unreadable rows skipped"), std::string::npos) << exported.out;
+  expect_rows_named(exported.err);
+
+  EXPECT_EQ(lookup_json(db, "256,256,256")["source"], "exact");
+  EXPECT_NE(lookup_json(db, "128,128,128")["source"], "exact");
+  const Result unfit = pto_tune("lookup --json --target ascend910b1 --op matmul --shapes 512,512,512 --db " + quoted(db));
+  ASSERT_EQ(unfit.exit_code, 0) << unfit.err;
+  EXPECT_NE(json::parse(unfit.out)["source"], "exact");
+  EXPECT_NE(unfit.err.find("does not fit"), std::string::npos) << unfit.err;
+
+  const Result merged = pto_tune("db merge " + quoted(db) + " --into " + quoted(dir.str() + "/merged.db"));
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_NE(merged.out.find("3 keys"), std::string::npos) << merged.out;
+  EXPECT_NE(merged.out.find("unreadable rows skipped"), std::string::npos) << merged.out;
+
+  const Result report = pto_tune("report --db " + quoted(db) + " --out " + quoted(dir.str() + "/report"));
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  expect_rows_named(report.err);
+
+  const Result check = pto_tune("db check --db " + quoted(db));
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  expect_rows_named(check.out);
+  for (const std::string part : {"row 7", "does not fit", "BOGUS", "garbage|x", "deeper than 64 levels"})
+    EXPECT_NE(check.out.find(part), std::string::npos) << part << " in " << check.out;
+  EXPECT_EQ(check.out.find("row 1:"), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("row 2:"), std::string::npos) << check.out;
+}
+
+// A trigger or view the schema does not create is another program's: `db check` names
+// it, and nothing writes into the file (a trigger runs on our writes: this one would
+// delete every stored row).
+TEST(DbCli, AForeignTriggerOrViewIsACheckProblemAndTheFileIsNotWritten) {
+  const testing::TempDir dir("cli_trigger");
+  const std::string db = seeded_db(dir);
+  const std::string exported = dir.str() + "/configs.json";
+  ASSERT_EQ(pto_tune("db export " + quoted(exported) + " --db " + quoted(seeded_db(dir, "other.db"))).exit_code, 0);
+  db::testing::execute_sql(db, "CREATE TRIGGER wipe AFTER INSERT ON measurements BEGIN DELETE FROM measurements; END;"
+                               "CREATE VIEW peek AS SELECT * FROM targets;");
+  const Result check = pto_tune("db check --db " + quoted(db));
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.out.find("trigger 'wipe'"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("view 'peek'"), std::string::npos) << check.out;
+  db::testing::execute_sql(db, "DELETE FROM measurements WHERE id = 2");  // the import would add it back
+  expect_usage_error("db import " + quoted(exported) + " --db " + quoted(db), {db, "trigger 'wipe'"});
+  EXPECT_EQ(db::TuningDb::open(db, db::OpenMode::ReadOnly)->records().size(), 1u);
+}
+
 TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
   for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
     const Result r = pto_tune("db " + sub + " --help");

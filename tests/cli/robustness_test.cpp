@@ -56,6 +56,24 @@ TEST(Robustness, OverflowingShapesAreUsageErrorsNamingTheLimit) {
   }
 }
 
+// A huge bad value (a shape of 100,000 characters on the command line, which is about
+// as long as one argument may be; a 5 MB line in a batch file) is named by its first
+// 200 characters and its length, never echoed in full.
+TEST(Robustness, AHugeBadValueIsNamedNotEchoed) {
+  const TempDir dir("huge_value");
+  const std::string shape(100'000, '7');
+  const Result lookup = pto_tune("lookup --op matmul --shapes 1,1," + shape + "x --db " + quoted(dir.str() + "/t.db"));
+  EXPECT_EQ(lookup.exit_code, 2);
+  EXPECT_NE(lookup.err.find("...' (100005 characters)"), std::string::npos) << lookup.err.substr(0, 2000);
+  EXPECT_LT(lookup.err.size(), 2000u);
+  const std::string key(5'000'000, 'k');
+  const Result batch = pto_tune("batch " + quoted(dir.write("b.txt", "matmul " + key + "\n" + key + " 64\n")) +
+                                " --backend model --db " + quoted(dir.str() + "/t.db"));
+  EXPECT_EQ(batch.exit_code, 2) << batch.err.substr(0, 2000);
+  EXPECT_NE(batch.err.find("(5000000 characters)"), std::string::npos) << batch.err.substr(0, 2000);
+  EXPECT_LT(batch.err.size(), 4000u);
+}
+
 TEST(Robustness, AWorkloadLargerThanHostMemoryIsRefusedBeforeAllocating) {
   const int64_t available = measure::host_bytes_available();
   ASSERT_GT(available, 0);

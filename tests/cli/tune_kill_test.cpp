@@ -4,12 +4,16 @@
 // done) is killed, and the database holds exactly those k, passes its check and takes a
 // re-run that completes. End to end, `pto-tune tune` killed at a random moment leaves a
 // database that `pto-tune db check` passes, holding at least every measurement it had
-// stored before the kill, and the same command run again completes.
+// stored before the kill, and the same command run again completes. `pto-tune batch
+// --jobs` killed with SIGKILL leaves no worker running, and its rerun stores as many
+// measurements as one clean run.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -168,5 +172,72 @@ TEST(TuneKill, PtoTuneKilledMidRunLeavesASoundDatabaseAndARerunCompletes) {
   EXPECT_EQ(cli::testing::pto_tune("db check --db " + cli::testing::quoted(path)).exit_code, 0);
 }
 
+// The live processes whose command line holds `marker` (a zombie's is empty).
+std::vector<pid_t> processes_naming(const std::string& marker) {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(marker) != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// Starts `pto-tune ARGS` (a batch writing into `db`), waits until it stored a few
+// measurements and kills it with SIGKILL, the parent only.
+void kill_batch_mid_run(const std::vector<std::string>& args, const std::string& db) {
+  const pid_t parent = spawn(args);
+  for (int wait = 0; wait < 1200 && stored(db) < 3; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_GE(stored(db), 3u) << "the workers stored nothing within a minute";
+  ::kill(parent, SIGKILL);
+  int status = 0;
+  ::waitpid(parent, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "killed before it finished, status " << status;
+}
+
+std::vector<std::string> batch_args(const std::string& file, const std::string& db, const std::string& budget,
+                                    const std::string& strategy = "auto") {
+  return {"batch", file, "--target", "ascend910b1", "--backend", "sim", "--strategy", strategy,
+          "--budget", budget, "--jobs", "2", "--db", db};
+}
+
+// A batch's workers die with their parent, even by SIGKILL (which it cannot pass on).
+// Each worker here has minutes of measurements left (exhaustive, 2000 simulated
+// measurements of a 1024-cube matmul each), so one left behind is still running when
+// the test looks, 10 s on.
+TEST(TuneKill, BatchWorkersDieWithTheirKilledParent) {
+  const TempDir dir("batch_kill_workers");
+  const std::string file = dir.write("b.txt", "matmul 1024,1024,1024 fp16\nmatmul 1024,1024,2048 fp16\n");
+  const std::string db = dir.str() + "/killed.db";
+  kill_batch_mid_run(batch_args(file, db, "2000", "exhaustive"), db);
+  // The kernel kills the workers as their parent dies; they are gone once they die.
+  std::vector<pid_t> left = processes_naming(db);
+  for (int wait = 0; wait < 200 && !left.empty(); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    left = processes_naming(db);
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " workers outlived their parent";
+  for (pid_t p : left) ::kill(p, SIGKILL);
+}
+
+// A rerun of a killed batch goes on from what was stored: it stores exactly what one
+// clean run stores (a worker left behind, racing the rerun, made 58 rows of 42).
+TEST(TuneKill, ARerunOfAKilledBatchMeasuresNothingTwice) {
+  const TempDir dir("batch_kill_rerun");
+  const std::string file = dir.write("b.txt", "matmul 64..1024:pow2,64..1024:pow2,96 fp16\n");
+  const std::string killed = dir.str() + "/killed.db", clean = dir.str() + "/clean.db";
+  kill_batch_mid_run(batch_args(file, killed, "4"), killed);
+  auto run = [&](const std::string& db) {
+    std::string command;
+    for (const std::string& a : batch_args(file, db, "4")) command += cli::testing::quoted(a) + " ";
+    const cli::testing::Result r = cli::testing::pto_tune(command);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  };
+  run(killed);
+  run(clean);
+  EXPECT_EQ(stored(killed), stored(clean));
+}
 }  // namespace
 }  // namespace pto

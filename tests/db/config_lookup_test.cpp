@@ -70,6 +70,29 @@ LookupOptions nearest_only() {
   return o;
 }
 
+// A stored record whose config does not fit the target (an import from elsewhere, a
+// hand-edited row) is never served: it is skipped once with a warning naming the
+// workload and config, and the next answer of the fallback order is served.
+TEST(ConfigLookup, AnExactRecordThatDoesNotFitIsSkippedWithAWarning) {
+  const std::string key = "matmul|512,512,512|fp16";
+  ASSERT_FALSE(feasible(Workload::parse_key(key), TileConfig::parse(kTooBig)));
+  std::vector<std::string> warnings;
+  LookupOptions options = nearest_only();
+  options.warn = [&](const std::string& message) { warnings.push_back(message); };
+  DbConfigProvider provider({tuned(key, kTooBig), tuned("matmul|512,512,1024|fp16", kOther)}, options);
+  for (int twice = 0; twice < 2; ++twice) {
+    const ConfigChoice c = provider.choose(Workload::parse_key(key), npu());
+    EXPECT_EQ(c.source, ConfigSource::Nearest);
+    EXPECT_EQ(c.config, TileConfig::parse(kOther));
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  for (const std::string& part : {key, TileConfig::parse(kTooBig).to_string(), std::string("does not fit")})
+    EXPECT_NE(warnings[0].find(part), std::string::npos) << warnings[0];
+
+  DbConfigProvider alone({tuned(key, kTooBig)}, options);
+  EXPECT_EQ(alone.choose(Workload::parse_key(key), npu()).source, ConfigSource::Model);
+}
+
 TEST(ConfigLookup, NearestTakesTheClosestFeasibleShapeAndBreaksTiesBySmallerShape) {
   const Workload wanted = Workload::parse_key("matmul|512,512,512|fp16");
   ASSERT_FALSE(feasible(wanted, TileConfig::parse(kTooBig)));
@@ -320,6 +343,20 @@ TEST(ConfigLookup, ADatabaseThatCannotBeReadServesTheModelWithAWarningOrStrictly
   }
 }
 
+// A JIT of dynamic shapes asks for ever new ones: the memo stays under its cap.
+TEST(ConfigLookup, TheMemoOfAnswersIsBounded) {
+  LookupOptions options;
+  options.model_candidates = 0;  // the default: the cheapest answer to work out
+  DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall)}, options);
+  size_t most = 0;
+  for (int64_t n = 1; n <= 100'000; ++n) {
+    provider.choose(Workload{"matmul", {64, 64, n}, DType::F16, {}}, npu());
+    most = std::max(most, provider.memoized());
+  }
+  EXPECT_EQ(most, DbConfigProvider::kMaxMemoized);
+  EXPECT_LT(provider.memoized(), DbConfigProvider::kMaxMemoized);
+}
+
 TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
   std::vector<TuningRecord> records;
   for (int64_t m : {64, 128, 256, 512}) records.push_back(tuned("matmul|" + std::to_string(m) + ",256,256|fp16", kOther));
@@ -352,8 +389,10 @@ TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
 TEST(ConfigLookup, TheJitCompilesWithTheLookedUpConfig) {
   DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall), tuned("matmul|256,256,256|fp16", kTooBig, 1, "npu")});
   const JitResult exact = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), &provider);
-  // The npu record is more trusted but does not compile: the JIT falls back to the default.
-  EXPECT_EQ(exact.choice.source, ConfigSource::Default);
+  // The npu record is more trusted but does not fit: the provider does not serve it,
+  // and the JIT compiles the next answer of the fallback order.
+  EXPECT_EQ(exact.choice.source, ConfigSource::Model);
+  EXPECT_TRUE(exact.compiled);
   DbConfigProvider sim_only({tuned("matmul|256,256,256|fp16", kSmall)});
   const JitResult r = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), &sim_only);
   EXPECT_EQ(r.choice.source, ConfigSource::Exact);

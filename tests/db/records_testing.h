@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
 #include "core/tile_config.h"
 #include "core/workload.h"
 #include "search/tuning_record.h"
@@ -83,6 +86,18 @@ inline void corrupt_schema_page(const std::string& path) {
   std::string bytes = file_bytes(path);
   for (size_t i = 100; i < 4096 && i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5 ^ i);
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Runs `sql` on the database at `path` with SQLite itself, bypassing pto-tune: how a
+// test writes the rows and triggers another program might have.
+inline void execute_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
 }
 
 }  // namespace pto::db::testing

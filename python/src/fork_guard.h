@@ -1,0 +1,30 @@
+// ForkGuard: lookup() and reload() stay usable in a child made by fork() (os.fork,
+// multiprocessing's fork start method) while other threads of the parent were inside
+// them. fork() copies the calling thread only: a lock another thread held at that
+// moment (the providers' map, a provider's memo, SQLite's while a database loads) would
+// stay locked in the child for ever, and the child's first lookup would hang.
+//
+// So the native part of every lookup and reload runs inside a ForkGuard::Section, and
+// a pthread_atfork handler, before the fork, waits until no section runs and holds new
+// ones back until the fork is done: the child starts with every such lock free. A
+// section never waits for the GIL (the forking thread holds it while it waits).
+#pragma once
+
+namespace pto::python {
+
+class ForkGuard {
+ public:
+  // Registers the fork handlers; once, when the module is imported.
+  static void install();
+
+  // While one lives, no fork() starts; it waits for a fork in progress.
+  class Section {
+   public:
+    Section();
+    ~Section();
+    Section(const Section&) = delete;
+    Section& operator=(const Section&) = delete;
+  };
+};
+
+}  // namespace pto::python
