@@ -681,7 +681,7 @@ int run_batch(const Args& args) {
   if (const auto shard = shard_of(*vm)) {
     std::erase_if(tasks, [&](const Task& t) { return !search::in_shard(t.key, *shard); });
   }
-  tasks = longest_first(std::move(tasks));
+  tasks = longest_first(std::move(tasks));  // the long ones start at once (head comment)
   const std::string db_path = db::resolve_db_path(vm->count("db") ? std::optional((*vm)["db"].as<std::string>()) : std::nullopt);
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db_path);  // a bad file stops here, before any work
 
