@@ -5,8 +5,11 @@
 #   2. database size per 1,000 workloads (model backend, the same budget)
 #   3. a shared --total-budget against an equal split of it: the geometric-mean speedup
 #      over the defaults each reaches (sim), and how the shared budget was spread
+#   4. how busy --jobs keeps its workers on the README's batch shape (issue 28): four
+#      LLM matmuls and a softmax, M = 1..8192 in powers of two, 70 sim workloads,
+#      budget 16: wall time, the workers' busy fraction, the critical path, CPU time
 # Usage: bench/batch_bench.sh [PTO_TUNE_BINARY]   (default build/cli/pto-tune)
-#   PARTS="rate size shared" picks parts; JOBS, TOTALS override their lists.
+#   PARTS="rate size shared busy" picks parts; JOBS, TOTALS, BUSY_JOBS override their lists.
 set -euo pipefail
 bin=${1:-build/cli/pto-tune}
 dir=$(mktemp -d)
@@ -34,6 +37,12 @@ with open(f"{d}/mixed.txt", "w") as f:
                       ("layernorm", "512,1024"), ("rmsnorm", "1024,512"), ("gelu", "64,256"),
                       ("gelu", "1024,1024"), ("add", "32,128"), ("add", "2048,2048"), ("sum", "256,1024")):
         f.write(f"{op} {shape}\n")
+# the README's batch shape: Llama-2-7B's QKV, attention-out, MLP up and MLP down
+# matmuls and a softmax over the hidden size, M = 1..8192 in powers of two
+with open(f"{d}/llm70.txt", "w") as f:
+    for shape in ("12288,4096", "4096,4096", "11008,4096", "4096,11008"):
+        f.write(f"matmul M=1..8192:pow2,{shape} fp16\n")
+    f.write("softmax M=1..8192:pow2,4096\n")
 PY
 
 summary() {
@@ -46,7 +55,7 @@ print(f"tuned {tuned}  elapsed {s['elapsed_s']:.1f} s  per minute {60 * tuned / 
 PY
 }
 
-parts=${PARTS:-rate size shared}
+parts=${PARTS:-rate size shared busy}
 has() { [[ " $parts " == *" $1 "* ]]; }
 
 if has rate; then
@@ -83,5 +92,20 @@ for total in ${TOTALS:-64 128 256}; do
     echo "sim, 16 mixed workloads, --total-budget $total, $mode: $(summary "$dir/$mode$total.json")"
     spread "$dir/$mode$total.json"
   done
+done
+fi
+
+if has busy; then
+for jobs in ${BUSY_JOBS:-1 2}; do
+  "$bin" batch "$dir/llm70.txt" --target $target --backend sim --budget 16 --jobs $jobs --json --db "$dir/busy$jobs.db" > "$dir/busy$jobs.json"
+  python3 - "$dir/busy$jobs.json" "$jobs" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+w, c = s["workers"], s["critical_path"]
+print(f"sim, 70 LLM workloads, --budget 16, --jobs {sys.argv[2]}: elapsed {s['elapsed_s']:.1f} s"
+      f"  busy fraction {w['busy_fraction']:.3f} (busy s {', '.join(f'{b:.1f}' for b in w['busy_s'])})"
+      f"  critical path {c['seconds']:.1f} s ({c['workload']})  CPU {w['cpu_s']:.1f} s on {w['cores']} cores"
+      f"  tuned {s['workloads'].get('tuned', 0)}")
+PY
 done
 fi

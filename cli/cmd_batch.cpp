@@ -20,15 +20,32 @@
 // SIGINT and SIGTERM stop after the measurement in flight and print the summary.
 //
 // Scale. --jobs N runs N worker processes (this executable, `--worker J/N`) over the
-// same database, each taking every N-th workload; --shard I/N (or the Slurm / Kubernetes
-// array index, search/shard.h) takes a stable share for one machine of a cluster, whose
-// databases `pto-tune db merge` combines. A worker dies with its parent, so a batch
-// killed even by SIGKILL leaves none measuring beside a rerun, which goes on from what
-// was stored and measures nothing twice.
+// same database; --shard I/N (or the Slurm / Kubernetes array index, search/shard.h)
+// takes a stable share for one machine of a cluster, whose databases `pto-tune db
+// merge` combines. A worker dies with its parent, so a batch killed even by SIGKILL
+// leaves none measuring beside a rerun, which goes on from what was stored and measures
+// nothing twice.
+//
+// Every core busy. The workloads go out longest first (search/tune_cost.h), and each
+// worker claims the next one when it is done with its last (cli/claim_file.h), so a
+// worker is idle only when nothing is left to claim, and the batch ends about when its
+// longest workload could. With a shared budget (--total-budget, --time-limit) a worker
+// runs its scheduler over a fixed share instead, every N-th workload of that order.
+// A long workload is not left on one core either: the sim backend simulates each
+// batch of candidates on as many threads as the machine has cores
+// (measure/sim/sim_runner.cpp), so the cores of the workers that ran out of work go
+// to the ones still tuning; the simulator's times do not depend on load, so that is
+// exact. Threads were chosen over workers that take part of another's candidates
+// because a worker is a process with its own session and strategy: sharing a batch
+// across processes would need a protocol for candidates and results, for nothing the
+// threads do not already give. The summary says how it went: each worker's busy
+// seconds (tuning a workload) and their fraction of N x the wall time, the critical
+// path (the longest workload's own time, and which), and the CPU time used.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +63,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/claim_file.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/format_number.h"
@@ -62,6 +80,7 @@
 #include "search/task_scheduler.h"
 #include "search/tuner.h"
 #include "search/tuning_session.h"
+#include "search/tune_cost.h"
 
 namespace pto::cli {
 
@@ -78,6 +97,7 @@ struct Task {
   search::RecordKey key;
   int64_t budget = 0;  // its own measurements (0: the strategy decides)
   int64_t share = 0;   // with --total-budget: its share in an equal split of the total
+  double cost = 0;     // search::predicted_tune_cost: what orders the batch
 };
 
 // Per-workload outcome, and the run's totals (a worker's are summed by its parent).
@@ -88,6 +108,8 @@ struct Summary {
   double log_speedup_sum = 0;  // over the tuned workloads that have a feasible default
   int64_t speedups = 0;        // how many those are
   double elapsed_s = 0;
+  double busy_s = 0;                 // spent tuning workloads, summed over the workers
+  std::vector<double> worker_busy_s;  // each worker's
   json results = json::array();
 
   double geomean_speedup() const { return speedups ? std::exp(log_speedup_sum / static_cast<double>(speedups)) : 1; }
@@ -95,7 +117,8 @@ struct Summary {
     return json{{"workloads", workloads},        {"failed_measurements", failed_measurements},
                 {"measurements", measurements},  {"log_speedup_sum", log_speedup_sum},
                 {"speedups", speedups},          {"geomean_speedup", geomean_speedup()},
-                {"elapsed_s", elapsed_s},        {"results", results}};
+                {"elapsed_s", elapsed_s},        {"busy_s", busy_s},
+                {"results", results}};
   }
   void add(const json& j) {
     for (const auto& [k, v] : j["workloads"].items()) workloads[k] += v.get<int64_t>();
@@ -103,6 +126,8 @@ struct Summary {
     measurements += j["measurements"].get<int64_t>();
     log_speedup_sum += j["log_speedup_sum"].get<double>();
     speedups += j["speedups"].get<int64_t>();
+    busy_s += j["busy_s"].get<double>();
+    worker_busy_s.push_back(j["busy_s"].get<double>());
     for (const json& r : j["results"]) results.push_back(r);
   }
 };
@@ -166,7 +191,7 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
   std::map<search::RecordKey, std::string> where_first;
   for (const search::BatchEntry& e : batch.entries) {
     try {
-      Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0, 0};
+      Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0, 0, 0};
       if (!e.dtype_given) t.entry.workload.dtype = default_dtype(t.target);
       build_graph(t.entry.workload);  // a shape that does not fit the op
       t.backend = e.backend.value_or(vm.count("backend") ? vm["backend"].as<std::string>()
@@ -180,6 +205,7 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
                     << first->second << " again once defaults are filled in (tuned once)\n";
         continue;
       }
+      t.cost = search::predicted_tune_cost(t.entry.workload, t.target, t.budget);
       tasks.push_back(std::move(t));
     } catch (const Error& err) {
       if (err.category() != ErrorCategory::Usage && err.category() != ErrorCategory::Infeasible) throw;
@@ -202,6 +228,15 @@ std::optional<search::Shard> shard_of(const po::variables_map& vm) {
 void give_equal_shares(std::vector<Task>& tasks, int64_t total) {
   const std::vector<int64_t> shares = search::equal_split(total, tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) tasks[i].share = shares[i];
+}
+
+// The tasks, the longest to tune (search::predicted_tune_cost) first.
+std::vector<Task> longest_first(std::vector<Task> tasks) {
+  std::vector<double> costs;
+  for (const Task& t : tasks) costs.push_back(t.cost);
+  std::vector<Task> ordered;
+  for (size_t i : search::longest_first(costs)) ordered.push_back(std::move(tasks[i]));
+  return ordered;
 }
 
 int64_t total_share(const std::vector<Task>& tasks) {
@@ -236,14 +271,17 @@ bool tuned_already(db::TuningDb& db, const Task& t, const Journal& journal) {
 }
 
 // One batch run in this process: each workload tuned through a search::TuningSession,
-// either in order, each to its own budget, or in rounds a search::TaskScheduler hands
+// either one after another, each to its own budget, as this process claims them (from
+// the workers' claim file, or all in order), or in rounds a search::TaskScheduler hands
 // out (--total-budget, --time-limit). The sessions held open at once are bounded (a
 // session of a large space holds its scored candidates); one let go is opened again
 // from its records, which measures nothing twice.
 class BatchRun {
  public:
-  BatchRun(const po::variables_map& vm, db::TuningDb& db, const InterruptStop& interrupt, Summary& summary)
-      : vm_(vm), db_(db), interrupt_(interrupt), summary_(summary), journal_(db.location()),
+  // `claims`: where a worker claims its next workload; null: this process takes them all.
+  BatchRun(const po::variables_map& vm, db::TuningDb& db, const InterruptStop& interrupt, Summary& summary,
+           const ClaimFile* claims)
+      : vm_(vm), db_(db), interrupt_(interrupt), summary_(summary), claims_(claims), journal_(db.location()),
         limit_s_(vm["time-limit"].as<double>()), start_(Clock::now()) {}
 
   void run(const std::vector<Task>& tasks, bool scheduled, int64_t total, bool show_progress) {
@@ -260,15 +298,16 @@ class BatchRun {
       w.prior = static_cast<int64_t>(w.records.size());
       works_.push_back(std::move(w));
     }
-    for (Work& w : works_)
-      if (w.skip) end(w, "skipped");
     ProgressBar bar("batch");
     if (scheduled) run_scheduled(total, show_progress ? &bar : nullptr);
     else run_in_order(show_progress ? &bar : nullptr);
     bar.finish();
     for (Work& w : works_) {
+      if (!w.claimed) continue;  // another worker's
       if (w.status.empty()) end(w, w.opened ? "interrupted" : "not_started");
-      summary_.results.push_back(std::move(w.result));  // in file order
+      w.result["seconds"] = w.seconds;
+      summary_.busy_s += w.seconds;
+      summary_.results.push_back(std::move(w.result));  // in the order given
     }
   }
 
@@ -286,11 +325,21 @@ class BatchRun {
     int64_t prior = 0;                          // measured by an earlier run
     int64_t measured = 0;                       // measured by this run's rounds
     bool skip = false, opened = false;
+    bool claimed = false;                       // this process's to tune (or to report)
+    double seconds = 0;                         // wall time this process spent tuning it
     measure::TuningRunners runners;  // the search's and the finalists'
     std::unique_ptr<search::TuningSession> session;
     uint64_t last_use = 0;
     std::string status;                         // empty while tuning
     json result;                                // its line of the summary's results
+  };
+
+  // Adds the wall time of its scope to a workload's.
+  struct BusyTimer {
+    explicit BusyTimer(double& seconds) : seconds_(seconds) {}
+    ~BusyTimer() { seconds_ += std::chrono::duration<double>(Clock::now() - start_).count(); }
+    double& seconds_;
+    const Clock::time_point start_ = Clock::now();
   };
 
   int64_t ended() const {
@@ -309,9 +358,15 @@ class BatchRun {
     return limit_s_ > 0 ? limit_s_ - std::chrono::duration<double>(Clock::now() - start_).count() : 0;
   }
 
+  // Each workload this process claims, to its own budget, until none is left. A
+  // stopped run goes on claiming (and tunes nothing), so that every workload is
+  // reported, as not started, by the worker that claimed it.
   void run_in_order(ProgressBar* bar) {
-    for (size_t i = 0; i < works_.size(); ++i) {
+    size_t next = 0, taken = 0;
+    for (size_t i; (i = claims_ ? claims_->claim() : next++) < works_.size();) {
       Work& w = works_[i];
+      w.claimed = true;
+      if (w.skip) end(w, "skipped");
       if (!w.status.empty() || over()) continue;
       if (tuned_meanwhile(w)) {
         end(w, "skipped");
@@ -320,11 +375,15 @@ class BatchRun {
       const int64_t budget = w.task->share ? w.task->share : w.task->budget;
       round(w, budget > 0 ? std::max<int64_t>(0, budget - w.prior) : kUnlimited);
       if (w.status.empty() && !interrupt_.interrupted()) finish(w);
-      if (bar) bar->update(static_cast<int64_t>(i + 1), static_cast<int64_t>(works_.size()));
+      if (bar) bar->update(static_cast<int64_t>(++taken), static_cast<int64_t>(works_.size()));
     }
   }
 
   void run_scheduled(int64_t total, ProgressBar* bar) {
+    for (Work& w : works_) {
+      w.claimed = true;
+      if (w.skip) end(w, "skipped");
+    }
     std::vector<search::ScheduledTask> specs;
     for (const Work& w : works_) specs.push_back({w.task->entry.weight, total > 0 ? 0 : w.task->budget, w.prior, w.skip});
     search::TaskScheduler scheduler(std::move(specs), {.total_budget = total});
@@ -344,6 +403,7 @@ class BatchRun {
 
   // One round of up to `measurements` for the workload; what it left behind.
   search::TaskProgress round(Work& w, int64_t measurements) {
+    const BusyTimer busy(w.seconds);
     search::TaskProgress progress;
     try {
       search::TuningSession& session = open(w);
@@ -410,6 +470,7 @@ class BatchRun {
   }
 
   void finish(Work& w) {
+    const BusyTimer busy(w.seconds);
     try {
       const search::TuneResult r = open(w).finish();
       w.session.reset();
@@ -450,6 +511,7 @@ class BatchRun {
   db::TuningDb& db_;
   const InterruptStop& interrupt_;
   Summary& summary_;
+  const ClaimFile* claims_;
   const Journal journal_;
   const double limit_s_;
   const Clock::time_point start_;
@@ -467,18 +529,20 @@ std::filesystem::path private_temp_dir() {
   return name;
 }
 
-// --jobs N: N copies of this executable, each with `--worker J/N --json`, their stdout
-// into a file the parent reads back; SIGTERM to the parent is passed on, and its death
-// (even by SIGKILL) kills them (PR_SET_PDEATHSIG).
+// --jobs N: N copies of this executable, each with `--worker J/N --claims FILE --json`,
+// their stdout into a file the parent reads back; SIGTERM to the parent is passed on,
+// and its death (even by SIGKILL) kills them (PR_SET_PDEATHSIG).
 void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& interrupt, Summary& summary) {
   const std::filesystem::path dir = private_temp_dir();
+  const std::string claims = (dir / "claims").string();
   std::vector<pid_t> pids;
   const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   const pid_t parent = ::getpid();
   for (int j = 0; j < jobs; ++j) {
     std::vector<std::string> words{"/proc/self/exe", "batch"};
     std::copy_if(args.begin(), args.end(), std::back_inserter(words), [](const std::string& w) { return w != "--json"; });
-    for (const std::string& w : {std::string("--worker"), std::to_string(j) + "/" + std::to_string(jobs), std::string("--json")})
+    for (const std::string& w :
+         {std::string("--worker"), std::to_string(j) + "/" + std::to_string(jobs), std::string("--claims"), claims, std::string("--json")})
       words.push_back(w);
     const std::string out = (dir / (std::to_string(j) + ".json")).string();
     const pid_t pid = ::fork();
@@ -529,7 +593,43 @@ void run_workers(const Args& args, int jobs, bool pin, const InterruptStop& inte
   std::filesystem::remove_all(dir);
 }
 
-void print_summary(const Summary& s, const std::string& db_path, bool interrupted) {
+double cpu_seconds(int who) {
+  rusage u{};
+  ::getrusage(who, &u);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
+// How busy the batch kept its `jobs` workers: each one's seconds spent tuning and
+// their sum over jobs x the wall time; the critical path, the workload that took
+// longest on its own (the batch cannot end before it); the CPU time of this process
+// and its workers, against the machine's cores.
+json utilisation(const Summary& s, int jobs) {
+  json critical = nullptr;
+  for (const json& r : s.results)
+    if (r.contains("seconds") && (critical.is_null() || r["seconds"].get<double>() > critical["seconds"].get<double>()))
+      critical = {{"workload", r["workload"]}, {"where", r["where"]}, {"seconds", r["seconds"]}};
+  const double wall = s.elapsed_s;
+  return json{{"workers", {{"count", jobs},
+                           {"busy_s", s.worker_busy_s},
+                           {"busy_fraction", wall > 0 ? s.busy_s / (jobs * wall) : 0.0},
+                           {"cpu_s", cpu_seconds(RUSAGE_SELF) + cpu_seconds(RUSAGE_CHILDREN)},
+                           {"cores", std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))}}},
+              {"critical_path", critical}};
+}
+
+std::string utilisation_line(const json& u) {
+  const json& w = u["workers"];
+  std::string line = std::to_string(w["count"].get<int>()) + " busy " +
+                     format_number("%.0f%%", 100 * w["busy_fraction"].get<double>()) + " of the time; " +
+                     format_number("CPU %.1f s", w["cpu_s"].get<double>()) + " on " + std::to_string(w["cores"].get<long>()) +
+                     " cores";
+  if (const json& c = u["critical_path"]; !c.is_null())
+    line += format_number("; critical path %.1f s", c["seconds"].get<double>()) + " (" + c["workload"].get<std::string>() + ")";
+  return line;
+}
+
+void print_summary(const Summary& s, const json& utilisation, const std::string& db_path, bool interrupted) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& [status, n] : s.workloads) rows.push_back({status, std::to_string(n)});
   std::string failed;
@@ -538,6 +638,7 @@ void print_summary(const Summary& s, const std::string& db_path, bool interrupte
   rows.push_back({"speedup", format_number("%.3fx", s.geomean_speedup()) +
                                 " geometric mean over the defaults of the tuned workloads"});
   rows.push_back({"elapsed", format_number("%.1f s", s.elapsed_s)});
+  rows.push_back({"workers", utilisation_line(utilisation)});
   rows.push_back({"stored in", db_path});
   if (interrupted) rows.push_back({"stopped", "by a signal; everything measured is stored, run again to go on"});
   std::cout << "# batch summary\n";
@@ -567,6 +668,7 @@ int run_batch(const Args& args) {
       ("shard", po::value<std::string>(), "I/N: tune only shard I of N (default: from $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT or $JOB_COMPLETION_INDEX)")
       ("shard-count", po::value<uint64_t>(), "the N of $JOB_COMPLETION_INDEX (or $PTO_TUNE_SHARD_COUNT)")
       ("worker", po::value<std::string>(), "internal: J/N, the J-th of N local workers")
+      ("claims", po::value<std::string>(), "internal: the file a worker claims its workloads from (cli/claim_file.h)")
       ("json", po::bool_switch(), "print the summary as JSON");
   add_measure_options(options);
   const auto vm = parse_command(
@@ -607,6 +709,7 @@ int run_batch(const Args& args) {
   if (const auto shard = shard_of(*vm)) {
     std::erase_if(tasks, [&](const Task& t) { return !search::in_shard(t.key, *shard); });
   }
+  tasks = longest_first(std::move(tasks));  // the long ones start at once (head comment)
   const std::string db_path = db::resolve_db_path(vm->count("db") ? std::optional((*vm)["db"].as<std::string>()) : std::nullopt);
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db_path);  // a bad file stops here, before any work
 
@@ -624,23 +727,28 @@ int run_batch(const Args& args) {
     Args worker_args(args.begin(), args.end());
     run_workers(worker_args, jobs, (*vm)["pin"].as<bool>(), interrupt, summary);
   } else {
-    if (worker) {
+    const bool scheduled = total_given ? !equal_split : limit > 0;
+    std::optional<ClaimFile> claims;
+    if (worker && !scheduled && vm->count("claims")) claims.emplace((*vm)["claims"].as<std::string>());
+    else if (worker) {  // a fixed share: every N-th workload, longest first
       const search::Shard w = search::parse_shard((*vm)["worker"].as<std::string>(), "--worker");
       std::vector<Task> mine;
       for (size_t i = w.index; i < tasks.size(); i += w.count) mine.push_back(tasks[i]);
       tasks = std::move(mine);
     }
-    const bool scheduled = total_given ? !equal_split : limit > 0;
-    BatchRun(*vm, *db, interrupt, summary).run(tasks, scheduled, total_share(tasks), !worker);
+    BatchRun(*vm, *db, interrupt, summary, claims ? &*claims : nullptr).run(tasks, scheduled, total_share(tasks), !worker);
+    summary.worker_busy_s = {summary.busy_s};
   }
   summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const json used = utilisation(summary, jobs);
   if ((*vm)["json"].as<bool>()) {
     json j = summary.to_json();
+    if (!worker) j.update(used);
     j["db"] = db_path;
     j["interrupted"] = interrupt.interrupted();
     print_json(std::cout, j);
   } else {
-    print_summary(summary, db_path, interrupt.interrupted());
+    print_summary(summary, used, db_path, interrupt.interrupted());
   }
   if (!worker) interrupt.reraise_if_interrupted();
   return summary.workloads.contains("bad_entry") && summary.workloads.at("bad_entry") > 0 ? 2 : 0;

@@ -3,11 +3,14 @@
 // run skips what the first tuned; a SIGKILLed run resumes with nothing lost and
 // nothing tuned twice; SIGTERM ends with the summary; shards run as separate
 // processes and merged, and --jobs workers on one database, serve the same lookups as
-// one process; the shipped Slurm script and Kubernetes manifest parse.
+// one process; the longest workloads start first, and --json says how busy the workers
+// were and what the critical path was; the shipped Slurm script and Kubernetes
+// manifest parse.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -261,6 +264,52 @@ TEST_P(BatchShards, MergedShardsAndParallelWorkersServeTheSameLookupsAsOneProces
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BatchShards, ::testing::Values("model", "sim"));
+
+// The journal notes each workload as it starts: one process takes the longest first.
+TEST(BatchCli, TheLongestWorkloadsGoFirst) {
+  const TempDir dir("batch_longest");
+  const std::string db = dir.str() + "/t.db";
+  const std::string file = dir.write("b.txt", "matmul 16,64,64 fp16\nsoftmax 64,256\nmatmul 2048,2048,1024 fp16\nmatmul 256,512,512 fp16\n");
+  batch_json(quoted(file) + " --target " + kTarget + " --backend model --budget 2 --db " + quoted(db));
+  std::ifstream in(db + ".batch-journal");
+  std::vector<std::string> started;
+  for (std::string word, key; in >> word && std::getline(in >> std::ws, key);)
+    if (word == "start") started.push_back(key.substr(0, key.find(' ')));
+  EXPECT_EQ(started, (std::vector<std::string>{"matmul|2048,2048,1024|fp16", "matmul|256,512,512|fp16",
+                                               "softmax|64,256|fp16", "matmul|16,64,64|fp16"}));
+}
+
+// --json says how busy the workers were and what the critical path was; the workers
+// claim their workloads, so each is tuned once, by one of them.
+TEST(BatchCli, JsonReportsTheWorkersBusyFractionAndTheCriticalPath) {
+  const TempDir dir("batch_busy");
+  const int n = 8;
+  const std::string db = dir.str() + "/t.db";
+  const json s = batch_json(quoted(dir.write("b.txt", batch_text(n))) + " --target " + kTarget +
+                            " --backend sim --budget 3 --jobs 2 --db " + quoted(db));
+  EXPECT_EQ(count(s, "tuned"), n);
+  for (const auto& [key, records] : records_per_workload(db)) EXPECT_EQ(records, 3u) << key << " tuned twice";
+  EXPECT_EQ(journal_lines(db + ".batch-journal", "start"), static_cast<size_t>(n));
+  const json& workers = s["workers"];
+  EXPECT_EQ(workers["count"], 2);
+  ASSERT_EQ(workers["busy_s"].size(), 2u);
+  const double wall = s["elapsed_s"].get<double>(), busy = workers["busy_fraction"].get<double>();
+  EXPECT_GT(busy, 0);
+  EXPECT_LE(busy, 1);
+  for (const json& b : workers["busy_s"]) EXPECT_LE(b.get<double>(), wall);
+  EXPECT_GT(workers["cpu_s"].get<double>(), 0);
+  const json& critical = s["critical_path"];
+  ASSERT_TRUE(critical.is_object()) << s.dump();
+  EXPECT_GT(critical["seconds"].get<double>(), 0);
+  EXPECT_LE(critical["seconds"].get<double>(), wall);
+  double longest = 0;
+  for (const json& r : s["results"]) longest = std::max(longest, r["seconds"].get<double>());
+  EXPECT_EQ(critical["seconds"].get<double>(), longest);
+
+  const Result text = pto_tune("batch " + quoted(dir.str() + "/b.txt") + " --target " + kTarget +
+                               " --backend sim --budget 3 --retune --db " + quoted(db));
+  EXPECT_NE(text.out.find("critical path"), std::string::npos) << text.out;
+}
 
 TEST(BatchCli, TotalBudgetIsSpentAcrossTheBatch) {
   const TempDir dir("batch_total");
