@@ -118,12 +118,12 @@ void print_report(std::ostream& out, const FidelityReport& r, bool cross_validat
   auto knob_row = [](const std::string& family, const std::string& fold, const SimKnobs& k) {
     return std::vector<std::string>{family, fold, fixed(k.hbm_gbps, 0), fixed(k.gm_read_bpc, 0),
                                     fixed(k.min_burst_bytes, 0), fixed(k.launch_us, 1),
-                                    fixed(k.cross_core_sync_cycles, 0)};
+                                    fixed(k.cross_core_sync_cycles, 0), fixed(k.l2_per_hbm, 1)};
   };
   for (const auto& [family, k] : r.fit) rows.push_back(knob_row(family, "(all)", k));
   for (const auto& [family, folds] : r.fold_fit)
     for (const auto& [source, k] : folds) rows.push_back(knob_row(family, "without " + source, k));
-  print_table(out, {"family", "fit", "hbm_gb/s", "gm_read_bpc", "min_burst_b", "launch_us", "xcore_sync"}, rows);
+  print_table(out, {"family", "fit", "hbm_gb/s", "gm_read_bpc", "min_burst_b", "launch_us", "xcore_sync", "l2/hbm"}, rows);
 }
 
 }  // namespace

@@ -406,8 +406,10 @@ struct CostModel::Impl {
         preloads ? max(cube_step, vector_step)
                      : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices));
     // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
-    // handed across once, and the output stored, one after another.
-    const double handoff_latency = direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency;
+    // handed across once (the data's move and the flag that tells the other unit), and
+    // the output stored, one after another.
+    const double handoff_latency =
+        (direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency) + t.cross_core_sync_latency;
     const T chain = T::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
     const T fill = (preloads ? cube_step + vector_step - block : T{}) + chain;
     const double tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));

@@ -5,8 +5,9 @@
 // results/sim_validation.md explains it.
 //
 // The knobs are few and physical: the effective HBM bandwidth, the per-core HBM fill
-// rate, the DMA burst a short contiguous run still costs, and the fixed cost of a kernel
-// inside msprof's Task Duration. Where a training-set source measures one directly, its
+// rate, the DMA burst a short contiguous run still costs, the fixed cost of a kernel
+// inside msprof's Task Duration, the latency of a Cube-vector hand-off and the L2's
+// bandwidth. Where a training-set source measures one directly, its
 // grid is that one value (knob_grid says which and why); the rest span a grid, bounded
 // to what the datasheets allow, that is simulated once for every fold. The launch cost is
 // additive (a constant per kernel launch), so it never needs re-simulating.
@@ -28,6 +29,7 @@ struct SimKnobs {
   double min_burst_bytes = 0;  // each contiguous run costs at least this much
   double launch_us = 0;        // per kernel launch, counted by Task Duration
   double cross_core_sync_cycles = 0;  // a flag from the Cube to a vector unit or back
+  double l2_per_hbm = 0;       // the L2's bandwidth shared by all cores, over HBM's
   static SimKnobs of_target(const Target& t);
   Target applied_to(Target t) const;
   nlohmann::json to_json() const;
@@ -35,7 +37,7 @@ struct SimKnobs {
 
 // The bounds of each knob, as the grid the fit searches.
 struct KnobGrid {
-  std::vector<double> hbm_gbps, gm_read_bpc, min_burst_bytes, launch_us, cross_core_sync_cycles;
+  std::vector<double> hbm_gbps, gm_read_bpc, min_burst_bytes, launch_us, cross_core_sync_cycles, l2_per_hbm;
 };
 KnobGrid knob_grid(const std::string& family);
 

@@ -330,6 +330,41 @@ TEST(CostModel, TheTimeAloneIsTheLinearFormsValue) {
   EXPECT_GT(compared, 60);
 }
 
+// A flash_attention task's first block waits for every hand-off's flag in turn (Q in,
+// then S, P and O_j across, then the output out): on a target whose Cube and vector units
+// hand data through GM, each flag's latency (cross_core_sync_latency) adds to that chain
+// three times per task on the busiest cluster, never more, and never to a row op.
+TEST(CostModel, EachTaskOfAFlashAttentionKernelPaysItsHandOffFlagsOnce) {
+  std::mt19937 rng(31);
+  Target base = load_target("ascend910b1");
+  base.cross_core_sync_latency = 0;
+  Target slow = base;
+  slow.cross_core_sync_latency = 4000;
+  const double ns_per_cycle = 1000.0 / base.clock_mhz;
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t sq = 16 + rng() % 1000, skv = sq + rng() % 2000;  // causal needs SKV >= SQ
+    const Workload w = Workload::parse_key("flash_attention|1," + std::to_string(1 + rng() % 8) + "," +
+                                           std::to_string(sq) + "," + std::to_string(skv) +
+                                           ",64|fp16|causal=" + std::to_string(trial % 2));
+    const TileConfig c = testing::random_attention_config(rng, w);
+    const TensorGraph graph = build_graph(w);
+    const CostModel fast_model(graph, base), slow_model(graph, slow);
+    const TilingSummary s = fast_model.analyze(c);
+    if (!s.feasible) continue;
+    ++compared;
+    const double busiest_tasks = static_cast<double>(s.kernels.front().busiest_cluster_tasks);
+    const double fast_ns = fast_model.predict_ns(s, c), slow_ns = slow_model.predict_ns(s, c);
+    EXPECT_GT(slow_ns, fast_ns) << w.key() << " " << c.to_string();
+    EXPECT_LE(slow_ns, fast_ns + 3 * 4000 * busiest_tasks * ns_per_cycle * (1 + 1e-9)) << w.key() << " " << c.to_string();
+  }
+  EXPECT_GT(compared, 10);
+  const Workload softmax = testing::row_workload("softmax", 64, 1024);
+  const TileConfig row = testing::random_row_config(rng, 1024);
+  EXPECT_EQ(CostModel(build_graph(softmax), base).estimate(row).predicted_ns,
+            CostModel(build_graph(softmax), slow).estimate(row).predicted_ns);
+}
+
 TEST(CostModel, RanksVectorTilesOnTheHostWithSoftCapacities) {
   const Target host = detect_host_target();
   const Workload w = testing::row_workload("softmax", 256, 4096);
