@@ -176,7 +176,7 @@ TEST(Cli, RunVerifiesEveryOpAtRandomRaggedShapes) {
     const json j = json::parse(r.out);
     EXPECT_EQ(j["status"], "OK") << args;
     EXPECT_EQ(j["verified"], true) << args;
-    EXPECT_GE(j["max_abs_err"].get<double>(), 0) << args;
+    EXPECT_LT(j["max_abs_err"].get<double>(), 1e-3) << args;  // fp32, at most 40-long accumulations
     EXPECT_GT(j["time_ns"].get<double>(), 0) << args;
     EXPECT_EQ(j["workload"], op.name + "|" + shapes + "|fp32" + (op.takes_expr ? "|expr=mul(add(a,b),2.0)" : "")) << args;
   }

@@ -35,7 +35,9 @@ def test_tune_then_lookup_is_an_exact_hit(db, backend):
     result = pto_tune.tune("matmul", [256, 512, 768], backend=backend, budget=6, db=db)
     assert CLI_JSON_FIELDS <= set(result)
     assert result.backend == backend
-    assert result.speedup_vs_default >= 1
+    assert result.speedup_vs_default == pytest.approx(result.default["measured_ns"] / result.best["measured_ns"])
+    stored = [r["measurement"] for r in pto_tune.Database(db).records() if r["workload"] == result.workload]
+    assert result.best["measured_ns"] == pytest.approx(min(m["stats"]["median_ns"] for m in stored if m["status"] == "OK"))
     assert result.candidates["measured"] >= 1
     cfg = pto_tune.lookup("matmul", [256, 512, 768], backend=backend, db=db)
     assert cfg.source == "exact"
