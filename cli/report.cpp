@@ -61,23 +61,30 @@ std::vector<Outcome> outcomes(const std::vector<KeyRecords>& keys) {
   return out;
 }
 
-// A record's simulated/measured label: sim and model are simulated; cpu, npu (a real
-// NPU, through a measure command or imported) and command were measured.
+// A record's provenance label: sim's times are simulated, model's predicted by the cost
+// model; cpu, npu (a real NPU, through a measure command or imported) and command were
+// measured.
 std::string backend_label(const std::string& backend) {
-  return backend == "sim" || backend == "model" ? backend + " (simulated)" : backend + " (measured)";
+  if (backend == "sim") return backend + " (simulated)";
+  if (backend == "model") return backend + " (predicted)";
+  return backend + " (measured)";
 }
+
+// The model backend's time is the cost model's prediction: set against the prediction it
+// lies on y = x and ranks with tau 1 by construction, so it is left out of both.
+bool scores_the_model(const std::string& backend) { return backend != "model"; }
 
 std::string predicted_plot(const std::vector<TuningRecord>& records) {
   std::map<std::string, Series> by_backend;
   for (const TuningRecord& r : records) {
     const double p = r.measurement.predicted_ns;
-    if (!r.usable() || !(p > 0) || !std::isfinite(p)) continue;
+    if (!r.usable() || !(p > 0) || !std::isfinite(p) || !scores_the_model(r.backend)) continue;
     Series& s = by_backend[r.backend];
     s.name = backend_label(r.backend);
     s.points.push_back({p, r.time_ns()});
   }
-  XYPlot plot{"Cost model: predicted vs measured time", "predicted time (ns, log scale)",
-              "measured time (ns, log scale)", true, true, true, {}};
+  XYPlot plot{"Cost model: predicted vs simulated or measured time", "predicted time (ns, log scale)",
+              "simulated or measured time (ns, log scale)", true, true, true, {}};
   for (auto& [backend, s] : by_backend) plot.series.push_back(std::move(s));
   return render_svg(plot);
 }
@@ -134,6 +141,7 @@ struct Ranking {
 std::map<std::string, Ranking> rankings(const std::vector<KeyRecords>& keys) {
   std::map<std::string, Ranking> out;
   for (const KeyRecords& k : keys) {
+    if (!scores_the_model(k.key.backend)) continue;
     std::vector<double> predicted, measured;
     for (const TuningRecord* r : k.all)
       if (r->usable() && r->measurement.predicted_ns > 0)
@@ -221,8 +229,9 @@ Report make_report(const std::vector<TuningRecord>& records, const std::string& 
   const Table outcome = outcome_table(results), ranking = ranking_table(rankings(keys));
   const std::string header = std::to_string(records.size()) + " records, " + std::to_string(keys.size()) +
                              " workloads (workload, target, backend) from " + source +
-                             ". sim and model times are simulated; cpu times were measured on this machine, npu and "
-                             "command times on the device their record names.";
+                             ". sim times are simulated, model times predicted by the cost model (so the model is not "
+                             "scored against them); cpu times were measured on this machine, npu and command times on "
+                             "the device their record names.";
 
   Report r;
   r.html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pto-tune report</title>"

@@ -68,6 +68,24 @@ TEST_F(ReportTest, HtmlIsSelfContainedWithEveryPlotAndTheMarkdownHasTheTables) {
   EXPECT_NE(md.find("| matmul/256,256,256/fp16 |"), std::string::npos) << md;
   EXPECT_NE(md.find("Kendall"), std::string::npos);
   EXPECT_NE(md.find("sim (simulated)"), std::string::npos);
+  EXPECT_NE(md.find("model (predicted)"), std::string::npos) << "the model backend's times are predictions";
+}
+
+// The model backend's times are the cost model's own predictions: the ranking table
+// scores the sim records only, and no model record is plotted against its prediction.
+TEST_F(ReportTest, TheCostModelIsNeverScoredAgainstItsOwnPredictions) {
+  const std::string md = read(out() / "report.md");
+  const size_t ranking = md.find("Kendall");
+  ASSERT_NE(ranking, std::string::npos);
+  const std::string table = md.substr(ranking, md.find("\n\n", ranking) - ranking);
+  EXPECT_NE(table.find("sim (simulated)"), std::string::npos) << table;
+  EXPECT_EQ(table.find("model (predicted)"), std::string::npos) << table;
+  const std::string html = read(out() / "report.html");
+  const size_t plot = html.find("id=\"predicted-vs-measured\"");
+  ASSERT_NE(plot, std::string::npos);
+  const std::string svg = html.substr(plot, html.find("</svg>", plot) - plot);
+  EXPECT_EQ(svg.find("model (predicted)"), std::string::npos) << "a model record plotted against itself";
+  EXPECT_NE(svg.find("sim (simulated)"), std::string::npos);
 }
 
 TEST_F(ReportTest, AMissingDatabaseIsAnErrorAndWritesNothing) {
