@@ -3,9 +3,9 @@
 //   ExactHit/N      DbConfigProvider::choose for a tuned workload, N tuned records
 //                   (target < 1 us)
 //   TransferShape/N a shape never asked before, served from the configs of the 4
-//                   nearest of N tuned shapes of the same op, dtype and target (each
-//                   checked by analyze) and the default, ranked by the cost model
-//                   (target < 50 us)
+//                   nearest of N tuned shapes of the same op, dtype and target and
+//                   the default, each analyzed once and priced from that summary by
+//                   the cost model (target < 50 us)
 //   NearestShape/N  the same with transfer_neighbours 0: the nearest one's config,
 //                   unranked (target < 20 us)
 //   ModelPick       no tuned neighbour: the cost model's pick over a sample of the
