@@ -3,9 +3,10 @@
 //   ExactHit/N      DbConfigProvider::choose for a tuned workload, N tuned records
 //                   (target < 1 us)
 //   TransferShape/N a shape never asked before, served from the configs of the 4
-//                   nearest of N tuned shapes of the same op, dtype and target (each
-//                   checked by analyze) and the default, ranked by the cost model
-//                   (target < 50 us)
+//                   nearest of N tuned shapes of the same op, dtype and target and
+//                   the default, each analyzed once and priced from that summary by
+//                   the cost model (target < 50 us)
+//   TransferMemo/N  the same shapes asked again: the memoized answer (target < 1 us)
 //   NearestShape/N  the same with transfer_neighbours 0: the nearest one's config,
 //                   unranked (target < 20 us)
 //   ModelPick       no tuned neighbour: the cost model's pick over a sample of the
@@ -119,6 +120,16 @@ void TransferShape(benchmark::State& state) {
   untuned_lookups(state, provider(state.range(0)), next, {ConfigSource::Transfer, ConfigSource::Default});
 }
 BENCHMARK(TransferShape)->Arg(100)->Arg(1000)->Arg(10000);
+
+// A shape served by a transfer once, then asked again: the memo's answer.
+void TransferMemo(benchmark::State& state) {
+  DbConfigProvider& p = provider(state.range(0));
+  const Workload w{"matmul", {12345, 1001, 515}, DType::F16, {}};
+  const ConfigSource first = p.choose(w, npu()).source;
+  if (first != ConfigSource::Transfer && first != ConfigSource::Default) state.SkipWithError("not a transfer");
+  for (auto _ : state) benchmark::DoNotOptimize(p.choose(w, npu()));
+}
+BENCHMARK(TransferMemo)->Arg(1000)->Arg(10000);
 
 void NearestShape(benchmark::State& state) {
   static int64_t next = 0;

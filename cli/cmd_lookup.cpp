@@ -7,6 +7,7 @@
 // database; one it cannot read is a warning and the answer it would give without one
 // (with --strict, the error: exit 2).
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -14,10 +15,13 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fraction.h"
+#include "cli/format_number.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
 #include "core/pypto_module.h"
+#include "cost_model/format_ns.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "measure/runner.h"
@@ -79,6 +83,47 @@ ShapeBuckets shape_buckets(const po::variables_map& vm, const Workload& w, const
   return out;
 }
 
+// Whether candidate `c` of `e` is the one served (the default, or the neighbour whose
+// tuned shape the choice names).
+bool served(const db::LookupExplanation& e, const db::TransferCandidate& c) {
+  if (e.choice.source == ConfigSource::Default) return !c.from_shape;
+  return c.from_shape && e.choice.from_shape && *c.from_shape == *e.choice.from_shape;
+}
+
+// With --explain: the candidates a transfer ranked, each priced for this shape, and why
+// the winner won.
+nlohmann::json explanation_json(const db::LookupExplanation& e) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const db::TransferCandidate& c : e.candidates)
+    candidates.push_back({{"from_shape", c.from_shape ? nlohmann::json(*c.from_shape) : nlohmann::json(nullptr)},
+                          {"default", !c.from_shape},
+                          {"config", c.config.to_json()},
+                          {"predicted_ns", std::isfinite(c.predicted_ns) ? nlohmann::json(c.predicted_ns) : nullptr},
+                          {"served", served(e, c)}});
+  return {{"candidates", candidates}, {"margin", e.margin}, {"winner", e.choice.describe()}, {"reason", e.choice.reason}};
+}
+
+void print_explanation(const db::LookupExplanation& e) {
+  if (e.candidates.empty()) {
+    std::cout << "explain: no transfer ranking took place (" << e.choice.describe() << ")\n";
+    return;
+  }
+  const double fallback = e.candidates.front().predicted_ns;
+  std::cout << "transfer candidates, priced for this shape by the cost model (a neighbour's config is served only "
+               "when the default is predicted more than "
+            << format_number("%.1f", 100 * e.margin) << " % slower):\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const db::TransferCandidate& c : e.candidates) {
+    const bool finite = std::isfinite(c.predicted_ns);
+    rows.push_back({c.from_shape ? "tuned " + shape_dims(*c.from_shape) : "the op's default",
+                    finite ? format_ns(c.predicted_ns) : "does not fit",
+                    finite && c.from_shape ? format_number("%+.1f %%", 100 * (c.predicted_ns / fallback - 1)) : "",
+                    served(e, c) ? "served" : "", c.config.to_string()});
+  }
+  print_table(std::cout, {"candidate", "predicted", "vs default", "", "config"}, rows);
+  std::cout << "winner: " << e.choice.describe() << "\n";
+}
+
 }  // namespace
 
 int run_lookup(const Args& args) {
@@ -93,7 +138,15 @@ int run_lookup(const Args& args) {
       ("strict", po::bool_switch(),
        "a database that cannot be read (corrupt, not a tuning database, unreadable) is an error (exit 2) instead "
        "of a warning and the answer without it (the model's pick or the default)")
-      ("json", po::bool_switch(), "print JSON: workload, target, config, source, from_shape, stale, stale_reason, pypto, db")
+      ("json", po::bool_switch(),
+       "print JSON: workload, target, config, source, from_shape, reason, stale, stale_reason, pypto, db (and "
+       "explain with --explain)")
+      ("transfer-margin", po::value<std::string>(),
+       "how much faster than the op's default the cost model must predict a tuned neighbour's config for a "
+       "transfer to serve it: 3% by default (db::LookupOptions::transfer_margin), 0 serves the model's pick")
+      ("explain", po::bool_switch(),
+       "also list the candidates a transfer ranked for an untuned shape (the tuned neighbours' configs and the "
+       "op's default, each with the cost model's time for this shape), the winner and why")
       ("dynamic", po::value<std::string>(),
        "with --emit pypto: the op's dim (by name, e.g. M) that is pypto.DYNAMIC in the kernel; the module gets "
        "a tile set per bucket of its size and a tiles_for(shape) that picks one")
@@ -106,7 +159,9 @@ int run_lookup(const Args& args) {
       {"lookup", "--op OP --shapes DIMS [options]",
        "Prints the config the JIT would use for a workload, the PyPTO calls that set it,\n"
        "and where it came from: exact (tuned for this shape), nearest (the tuned config of\n"
-       "the nearest shape that still fits), model (the cost model's pick) or default. A\n"
+       "the nearest shape that still fits), transfer (a tuned neighbour's config the cost\n"
+       "model ranks above the op's default by more than its error), model (the cost\n"
+       "model's pick) or default; --explain lists what a transfer ranked. A\n"
        "record made by another compiler or cost-model version, or for another description\n"
        "of the target, is reported as stale. Nothing is measured or written. A database\n"
        "that cannot be read is warned about on stderr and served as if missing, unless\n"
@@ -128,8 +183,13 @@ int run_lookup(const Args& args) {
     lookup_options.backends = {backend};
   }
   lookup_options.strict = (*vm)["strict"].as<bool>();
+  if (vm->count("transfer-margin"))
+    lookup_options.transfer_margin = parse_fraction("--transfer-margin", (*vm)["transfer-margin"].as<std::string>(), true);
   db::DbConfigProvider provider(path, lookup_options);
-  const ConfigChoice choice = provider.choose(w, target);
+  const bool explain = (*vm)["explain"].as<bool>();
+  if (explain && emit_pypto) usage_error("--explain is an option of the text and --json output, not of --emit pypto");
+  const db::LookupExplanation explanation = explain ? provider.explain(w, target) : db::LookupExplanation{};
+  const ConfigChoice choice = explain ? explanation.choice : provider.choose(w, target);
   if (!emit_pypto && vm->count("dynamic")) usage_error("--dynamic is an option of --emit pypto");
   const ShapeBuckets buckets = shape_buckets(*vm, w, target, provider);
 
@@ -146,11 +206,13 @@ int run_lookup(const Args& args) {
                      {"config", choice.config.to_json()},
                      {"source", config_source_name(choice.source)},
                      {"from_shape", nullptr},
+                     {"reason", choice.reason},
                      {"stale", choice.stale},
                      {"stale_reason", choice.stale_reason},
                      {"pypto", pypto_calls(choice.config)},
                      {"db", path}};
     if (choice.from_shape) j["from_shape"] = *choice.from_shape;
+    if (explain) j["explain"] = explanation_json(explanation);
     print_json(std::cout, j);
     return 0;
   }
@@ -159,6 +221,7 @@ int run_lookup(const Args& args) {
             << "source: " << choice.describe() << "\n"
             << "config: " << choice.config.to_string() << "\n"
             << pypto_snippet(choice.config) << "\n";
+  if (explain) print_explanation(explanation);
   return 0;
 }
 

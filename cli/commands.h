@@ -23,6 +23,7 @@ int run_explain(const Args& args);
 int run_calibrate(const Args& args);
 int run_tune(const Args& args);
 int run_batch(const Args& args);
+int run_plan(const Args& args);
 int run_db(const Args& args);
 int run_lookup(const Args& args);
 int run_validate(const Args& args);

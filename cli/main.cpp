@@ -13,6 +13,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"tune", "tune one workload and store the winner (also: pto-tune --op OP --shapes DIMS ...)", run_tune},
       {"batch", "tune a list of workloads offline (resumable, sharded, a shared budget)", run_batch},
+      {"plan", "plan the tuned sizes of a dynamic dim so the lookup serves its range within a loss bound", run_plan},
       {"ops", "list the operators that can be tuned", run_ops},
       {"targets", "list the built-in hardware targets", run_targets},
       {"compile", "compile one workload and print a stage of the compiler", run_compile},

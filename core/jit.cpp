@@ -66,18 +66,21 @@ const char* config_source_name(ConfigSource s) {
   return "default";
 }
 
+std::string shape_dims(const Shape& s) {
+  std::string dims;
+  for (int64_t d : s) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+  return dims;
+}
+
 std::string ConfigChoice::describe() const {
   std::string text = config_source_name(source);
-  if (from_shape) {
-    std::string dims;
-    for (int64_t d : *from_shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-    text += " " + dims;
-  }
+  if (from_shape) text += " " + shape_dims(*from_shape);
   const std::string neighbours = std::to_string(ranked_neighbours) + " tuned neighbour" +
                                  (ranked_neighbours == 1 ? "'s config" : "s' configs");
   if (ranked_neighbours > 0 && source == ConfigSource::Transfer)
-    text += " (the model's pick of " + neighbours + " and the default)";
-  if (ranked_neighbours > 0 && source == ConfigSource::Default) text += " (the model ranks it above " + neighbours + ")";
+    text += " (the model's pick of " + neighbours + " and the default)" + (reason.empty() ? "" : ": " + reason);
+  if (ranked_neighbours > 0 && source == ConfigSource::Default)
+    text += " (" + (reason.empty() ? "the model ranks it above " + neighbours : reason) + ")";
   if (stale) text += " (stale: " + stale_reason + ")";
   return text;
 }

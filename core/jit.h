@@ -30,6 +30,9 @@ enum class ConfigSource { Exact, Transfer, Nearest, Model, Default };
 // "exact", "transfer", "nearest", "model", "default"
 const char* config_source_name(ConfigSource s);
 
+// "64,4096,11008": a shape as --shapes and the answers' provenance spell it.
+std::string shape_dims(const Shape& s);
+
 struct ConfigChoice {
   TileConfig config;
   ConfigSource source = ConfigSource::Default;
@@ -41,9 +44,14 @@ struct ConfigChoice {
   // Transfer, or Default after one: how many tuned shapes' configs the cost model
   // ranked against the default for this shape (0: no ranking took place).
   size_t ranked_neighbours = 0;
+  // Transfer, or Default after one: why the ranking served it ("the default is predicted
+  // 12.0 % slower, beyond the model's 3.0 % error margin"; for a default kept although a
+  // neighbour's config was predicted faster, by how little). Empty otherwise.
+  std::string reason = {};  // a default, so that brace initializers without it stay warning-free
   // "exact", "transfer 4096,4096,4096 (the model's pick of 4 tuned neighbours' configs
-  // and the default)", "nearest 4096,4096,4096", "model", "default", "default (the
-  // model ranks it above 4 tuned neighbours' configs)", + " (stale: REASON)".
+  // and the default): REASON", "nearest 4096,4096,4096", "model", "default", "default
+  // (the model ranks it above 4 tuned neighbours' configs)", "default (REASON)", +
+  // " (stale: REASON)".
   std::string describe() const;
 };
 

@@ -147,6 +147,19 @@ struct CostModel::Impl {
     price_host();
   }
 
+  // `other`'s target, coefficients and vector tables (the target's alone), for `g`.
+  Impl(const TensorGraph& g, const Impl& other)
+      : graph(g),
+        target(other.target),
+        coefficients(other.coefficients),
+        analyzer(graph, target),
+        ns_per_cycle(other.ns_per_cycle),
+        vector_latency(other.vector_latency),
+        vector_cycles_per_repeat(other.vector_cycles_per_repeat) {
+    tabulate_cube();
+    price_host();
+  }
+
   // A host is priced at the coefficients' prices: the machine's, else its ISA's reference.
   void price_host() {
     if (is_host_target(target)) host.emplace(graph, target, coefficients.host_prices.value_or(default_host_prices(target)));
@@ -591,6 +604,13 @@ CostModel::CostModel(const TensorGraph& graph, const Target& target)
 CostModel::CostModel(const TensorGraph& graph, const Target& target, Coefficients coefficients)
     : impl_(std::make_unique<Impl>(graph, target, std::move(coefficients))) {}
 
+CostModel CostModel::for_graph(const TensorGraph& graph) const {
+  CostModel model;
+  model.impl_ = std::make_unique<Impl>(graph, *impl_);
+  return model;
+}
+
+CostModel::CostModel() = default;
 CostModel::~CostModel() = default;
 CostModel::CostModel(CostModel&&) noexcept = default;
 CostModel& CostModel::operator=(CostModel&&) noexcept = default;

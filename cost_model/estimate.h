@@ -148,6 +148,12 @@ class CostModel {
   CostModel(CostModel&&) noexcept;
   CostModel& operator=(CostModel&&) noexcept;
 
+  // This model (target, coefficients, the target's vector tables) for another graph,
+  // built without looking the target up again: what pricing many shapes of one op on
+  // one target reuses (db/config_lookup.h). Predicts exactly what
+  // CostModel(graph, target(), coefficients()) does, and throws where it would.
+  CostModel for_graph(const TensorGraph& graph) const;
+
   Estimate estimate(const TileConfig& config) const;
   double predict_ns(const TileConfig& config) const;  // +infinity when infeasible
   // The same for a config already analyzed (`summary` is its analysis): the time alone,
@@ -171,6 +177,7 @@ class CostModel {
   const TensorGraph& graph() const;
 
  private:
+  CostModel();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -2,12 +2,16 @@
 // records (TuningDb::best_configs(), or records in memory put in the same form) and
 // add() files each under its workload key (records of other fingerprints chained from
 // it) and its family (op, dtype, attrs, rank, fingerprint), whose shapes finish()
-// indexes; choose() walks the fallback order (exact hit, nearest, stale exact,
-// model_pick, default) and memoizes the slow answers.
+// indexes; choose() walks the fallback order (exact hit, transfer or nearest, stale
+// exact, model_pick, default) and memoizes the slow answers; explain() gives the same
+// answer with the candidates transfer() ranked (rank_transfer: the margin rule).
 #include "db/config_lookup.h"
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <functional>
 #include <optional>
 #include <shared_mutex>
 #include <string_view>
@@ -79,6 +83,74 @@ std::string family_key(std::string_view workload_key, size_t rank, std::string_v
   return key;
 }
 
+// "12.3 %": a fraction as a percentage, for the reasons a choice gives.
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %%", 100 * fraction);
+  return text;
+}
+
+// What one wanted shape is checked and priced with, each built on first use: the cost
+// model (with the target's default coefficients, made from the provider's model of the
+// target), or, for the unranked nearest or a target the model cannot describe, the
+// analyzer alone. The graph is built once.
+class ShapePricing {
+ public:
+  ShapePricing(TensorGraph g, const Target& t, std::function<std::optional<CostModel>(const TensorGraph&)> make_model)
+      : graph(std::move(g)), target(t), make_model_(std::move(make_model)) {}
+
+  const TensorGraph graph;
+  const Target& target;
+
+  // Null where the model cannot describe the target.
+  const CostModel* model() {
+    if (!tried_model_) {
+      tried_model_ = true;
+      model_ = make_model_(graph);
+    }
+    return model_ ? &*model_ : nullptr;
+  }
+
+  bool fits(const TileConfig& c) {
+    if (model_) return model_->analyze(c).feasible;
+    if (!analyzer_) analyzer_.emplace(graph, target);
+    return analyzer_->analyze(c).feasible;
+  }
+
+ private:
+  std::function<std::optional<CostModel>(const TensorGraph&)> make_model_;
+  bool tried_model_ = false;
+  std::optional<CostModel> model_;
+  std::optional<Analyzer> analyzer_;
+};
+
+// Of a transfer's candidates (the op's default first, then the neighbours' configs
+// nearest first, each with its predicted time for the wanted shape), the answer: the
+// fastest neighbour's config where the model predicts the default more than `margin`
+// slower (its error on the op: closer than that, the ranking is a coin toss), else the
+// default, saying why. Ties keep the default, then the nearer shape.
+ConfigChoice rank_transfer(const std::vector<TransferCandidate>& candidates, double margin) {
+  const size_t neighbours = candidates.size() - 1;
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i)
+    if (candidates[i].predicted_ns < candidates[best].predicted_ns) best = i;
+  ConfigChoice pick{candidates.front().config, ConfigSource::Default, {}, false, {}, neighbours};
+  if (best == 0) return pick;
+  const TransferCandidate& winner = candidates[best];
+  const double advantage = candidates.front().predicted_ns / winner.predicted_ns - 1;  // +inf: the default does not fit
+  const std::string margin_text = "the model's " + percent(margin) + " error margin";
+  if (advantage > margin) {
+    pick = {winner.config, ConfigSource::Transfer, winner.from_shape, false, {}, neighbours};
+    pick.reason = std::isfinite(advantage) ? "the default is predicted " + percent(advantage) + " slower, beyond " + margin_text
+                                           : "the default does not fit";
+    return pick;
+  }
+  pick.reason = "the default is predicted only " + percent(advantage) + " slower than the best of " +
+                std::to_string(neighbours) + " tuned neighbours' configs, from " + shape_dims(*winner.from_shape) +
+                ": within " + margin_text;
+  return pick;
+}
+
 }  // namespace
 
 struct DbConfigProvider::Index {
@@ -104,9 +176,10 @@ struct DbConfigProvider::Index {
   enum Fit : uint8_t { kUnchecked, kFits, kDoesNotFit };
   std::unique_ptr<std::atomic<uint8_t>[]> fits;
 
-  std::shared_mutex mutex;  // guards the two memos below
+  std::shared_mutex mutex;  // guards the three memos below
   std::unordered_map<std::string, std::string> fingerprints;  // target name -> fingerprint
   std::unordered_map<std::string, ConfigChoice> answers;      // workload key + fingerprint
+  std::unordered_map<std::string, CostModel> target_models;  // by fingerprint (cost_model())
 
   explicit Index(LookupOptions o) : options(std::move(o)) {}
 
@@ -214,71 +287,104 @@ struct DbConfigProvider::Index {
     return ConfigChoice{config(*other), ConfigSource::Exact, {}, true, reason};
   }
 
-  // Up to `most` tuned shapes nearest to this one whose configs fit it, nearest first
-  // (db/shape_index.h gives the order).
+  // The cost model of `graph` on `t` with the target's default coefficients: the
+  // first shape's model of a target is kept, and every later one made from it
+  // (CostModel::for_graph), so that the target's description is hashed and tabulated
+  // once per provider, not per shape. Null where the model cannot describe the target.
+  std::optional<CostModel> cost_model(const TensorGraph& graph, const Target& t, const std::string& fp) {
+    {
+      std::shared_lock lock(mutex);
+      // Entries are never erased: the reference outlives the lock.
+      if (const auto it = target_models.find(fp); it != target_models.end()) {
+        lock.unlock();
+        return it->second.for_graph(graph);
+      }
+    }
+    try {
+      CostModel model(graph, t, Coefficients::defaults(t));
+      std::unique_lock lock(mutex);
+      return target_models.emplace(fp, std::move(model)).first->second.for_graph(graph);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  // Up to `most` tuned shapes nearest to this one whose configs fit it (`fits`), nearest
+  // first (db/shape_index.h gives the order).
+  template <typename Fits>
   std::vector<const Tuned*> neighbours(const Workload& w, const std::string& workload_key, const std::string& fp,
-                                       const Analyzer& analyzer, size_t most) const {
+                                       size_t most, Fits&& fits) const {
     std::vector<const Tuned*> found;
     const auto it = family.find(family_key(workload_key, w.shape.size(), fp));
     if (it == family.end() || !it->second.shapes) return found;
     const Family& f = it->second;
     f.shapes->nearest(w.shape, [&](size_t i) {
       const Tuned& t = tuned[f.members[i]];
-      if (analyzer.analyze(config(t)).feasible) found.push_back(&t);
+      if (fits(config(t))) found.push_back(&t);
       return found.size() >= most;
     });
     return found;
   }
 
-  // Step 2 of the fallback order (db/config_lookup.h).
+  // Step 2 of the fallback order (db/config_lookup.h). Each neighbour's config is
+  // analyzed once: the summary says whether it fits and is what the model prices.
+  // `ranked`, when given, gets every candidate the model priced, the default first.
   std::optional<ConfigChoice> transfer(const Workload& w, const std::string& workload_key, const std::string& fp,
-                                       const TensorGraph& graph, const Analyzer& analyzer, const Target& t) const {
-    const std::vector<const Tuned*> near =
-        neighbours(w, workload_key, fp, analyzer, std::max<size_t>(options.transfer_neighbours, 1));
-    if (near.empty()) return std::nullopt;
-    const ConfigChoice nearest{config(*near.front()), ConfigSource::Nearest, shape(*near.front()), false, {}};
-    if (options.transfer_neighbours == 0) return nearest;
-    try {
-      const CostModel model(graph, t);
-      ConfigChoice pick{default_config(w, graph, t), ConfigSource::Default, {}, false, {}, near.size()};
-      double fastest = model.predict_ns(pick.config);
-      for (const Tuned* n : near) {
-        const double predicted = model.predict_ns(config(*n));
-        if (predicted >= fastest) continue;  // ties keep the default, then the nearer shape
-        fastest = predicted;
-        pick = {config(*n), ConfigSource::Transfer, shape(*n), false, {}, near.size()};
-      }
-      return pick;
-    } catch (const Error&) {
-      return nearest;  // a target the model cannot describe
+                                       ShapePricing& pricing, std::vector<TransferCandidate>* ranked) const {
+    const CostModel* model = options.transfer_neighbours > 0 ? pricing.model() : nullptr;
+    if (!model) {  // unranked: the nearest feasible shape's config as it is
+      const std::vector<const Tuned*> near =
+          neighbours(w, workload_key, fp, 1, [&](const TileConfig& c) { return pricing.fits(c); });
+      if (near.empty()) return std::nullopt;
+      return ConfigChoice{config(*near.front()), ConfigSource::Nearest, shape(*near.front()), false, {}};
     }
+    std::vector<TransferCandidate> candidates(1);
+    const std::vector<const Tuned*> near =
+        neighbours(w, workload_key, fp, options.transfer_neighbours, [&](const TileConfig& c) {
+          const TilingSummary summary = model->analyze(c);
+          if (!summary.feasible) return false;
+          candidates.push_back({std::nullopt, c, model->predict_ns(summary, c)});
+          return true;
+        });
+    if (near.empty()) return std::nullopt;
+    for (size_t i = 0; i < near.size(); ++i) candidates[i + 1].from_shape = shape(*near[i]);
+    candidates.front().config = default_config(w, pricing.graph, pricing.target);
+    candidates.front().predicted_ns = model->predict_ns(candidates.front().config);
+    ConfigChoice pick = rank_transfer(candidates, options.transfer_margin);
+    if (ranked) *ranked = std::move(candidates);
+    return pick;
   }
 
   // The cost model's best of a deterministic sample of the space (a sample, not the
   // first candidates in index order, which are all small tiles) and the default.
-  std::optional<ConfigChoice> model_pick(const Workload& w, const TensorGraph& graph, const Target& t) const {
+  std::optional<ConfigChoice> model_pick(const Workload& w, ShapePricing& pricing) const {
     if (options.model_candidates == 0) return std::nullopt;
+    const CostModel* model = pricing.model();
+    if (!model) return std::nullopt;  // a target the model cannot describe: the default will do
     try {
-      const search::SpaceGenerator space = search::SpaceGenerator::for_workload(w, t);
+      const search::SpaceGenerator space = search::SpaceGenerator::for_workload(w, pricing.target);
       std::vector<TileConfig> candidates = space.sample(options.model_candidates, /*seed=*/1);
       candidates.push_back(space.baseline());
       std::vector<double> predicted(candidates.size());
-      CostModel(graph, t).score(candidates, predicted);
+      model->score(candidates, predicted);
       const size_t best = std::min_element(predicted.begin(), predicted.end()) - predicted.begin();
       if (!std::isfinite(predicted[best])) return std::nullopt;
       return ConfigChoice{candidates[best], ConfigSource::Model, {}, false, {}};
     } catch (const Error&) {
-      return std::nullopt;  // a target the model cannot describe: the default will do
+      return std::nullopt;
     }
   }
 
-  ConfigChoice slow_path(const Workload& w, const std::string& workload_key, const Target& t, const std::string& fp) {
-    const TensorGraph graph = build_graph(w);
-    const Analyzer analyzer(graph, t);
-    if (auto hit = transfer(w, workload_key, fp, graph, analyzer, t)) return *hit;
-    if (auto old = stale_exact(workload_key, t, fp); old && analyzer.analyze(old->config).feasible) return *old;
-    if (auto pick = model_pick(w, graph, t)) return *pick;
-    return {default_config(w, graph, t), ConfigSource::Default, {}, false, {}};
+  std::optional<ConfigChoice> exact(const Workload& w, const std::string& workload_key, const Target& t,
+                                    const std::string& fp);
+
+  ConfigChoice slow_path(const Workload& w, const std::string& workload_key, const Target& t, const std::string& fp,
+                         std::vector<TransferCandidate>* ranked = nullptr) {
+    ShapePricing pricing(build_graph(w), t, [&](const TensorGraph& g) { return cost_model(g, t, fp); });
+    if (auto hit = transfer(w, workload_key, fp, pricing, ranked)) return *hit;
+    if (auto old = stale_exact(workload_key, t, fp); old && pricing.fits(old->config)) return *old;
+    if (auto pick = model_pick(w, pricing)) return *pick;
+    return {default_config(w, pricing.graph, t), ConfigSource::Default, {}, false, {}};
   }
 };
 
@@ -306,13 +412,19 @@ DbConfigProvider::~DbConfigProvider() = default;
 
 std::optional<ConfigChoice> DbConfigProvider::lookup(const Workload& w, const Target& t) { return choose(w, t); }
 
+std::optional<ConfigChoice> DbConfigProvider::Index::exact(const Workload& w, const std::string& workload_key,
+                                                            const Target& t, const std::string& fp) {
+  if (const Tuned* hit = record(workload_key, &fp, nullptr);
+      hit && hit->stale_reason.empty() && fits_target(*hit, w, workload_key, t))
+    return ConfigChoice{config(*hit), ConfigSource::Exact, {}, false, {}};
+  return std::nullopt;
+}
+
 ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   Index& index = *index_;
   const std::string workload_key = w.key();
   const std::string& fp = index.fingerprint(t);
-  if (const Tuned* hit = index.record(workload_key, &fp, nullptr);
-      hit && hit->stale_reason.empty() && index.fits_target(*hit, w, workload_key, t))
-    return {index.config(*hit), ConfigSource::Exact, {}, false, {}};
+  if (auto hit = index.exact(w, workload_key, t, fp)) return *hit;
   const std::string key = workload_key + '\n' + fp;
   {
     std::shared_lock lock(index.mutex);
@@ -322,6 +434,20 @@ ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
   std::unique_lock lock(index.mutex);
   if (index.answers.size() >= kMaxMemoized) index.answers.clear();
   return index.answers.emplace(key, std::move(answer)).first->second;
+}
+
+LookupExplanation DbConfigProvider::explain(const Workload& w, const Target& t) {
+  Index& index = *index_;
+  const std::string workload_key = w.key();
+  const std::string& fp = index.fingerprint(t);
+  LookupExplanation out;
+  out.margin = index.options.transfer_margin;
+  if (auto hit = index.exact(w, workload_key, t, fp)) {
+    out.choice = std::move(*hit);
+    return out;
+  }
+  out.choice = index.slow_path(w, workload_key, t, fp, &out.candidates);
+  return out;
 }
 
 size_t DbConfigProvider::size() const { return index_->tuned.size(); }

@@ -12,8 +12,10 @@
 //      sum over dims of |log2(tuned / wanted)|; ties go to the smaller shape, dim by
 //      dim) whose configs core::analyze finds feasible here, found in a k-d tree over
 //      log2 dims (db/shape_index.h), ranked with the op's default by the cost model for
-//      this shape: a neighbour's config is served only where the model predicts it
-//      faster than the default, else the default, saying so. The nearest shape's best
+//      this shape: a neighbour's config is served only where the model predicts the
+//      default slower by more than LookupOptions::transfer_margin (the model's error),
+//      else the default, saying why (ConfigChoice::reason). Each config is analyzed once,
+//      and the model priced from that summary. The nearest shape's best
 //      tiling is often not this one's (77,4096,11008 between tuned 64 and 128 rows),
 //      and the default is the floor the JIT must not fall below. With
 //      transfer_neighbours 0, or where the model cannot score the target, the nearest
@@ -47,6 +49,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,15 @@ struct LookupOptions {
   // Tuned shapes whose configs a transfer ranks (step 2); 0: the nearest one's config
   // is served unranked.
   size_t transfer_neighbours = 4;
+  // How much faster than the op's default the model must predict a neighbour's config
+  // for a transfer to serve it (0.03: the default predicted more than 3 % slower): the
+  // model's error in ranking two configs of one shape, below which the default, the
+  // floor, is kept. 3 %: above the uncalibrated model's top-1 regret on the simulated
+  // ranking suite (0-1 % for matmul, batch_matmul, softmax, layernorm, gelu;
+  // results/cost_model_ranking.md) with room for the shape being one it was not
+  // ranked on. The tuner's records do not reach the lookup with their predictions, so
+  // it is one figure for every op.
+  double transfer_margin = 0.03;
   // How many candidates of the space the cost model scores for one model pick (a
   // seeded sample, plus the default); 0 skips step 3. 256 cost about 60 ms of CPU
   // for a matmul on ascend910b1 (results/lookup_latency.md); the answer is memoized.
@@ -71,6 +83,23 @@ struct LookupOptions {
   bool strict = false;
   // Where the warning about a database that cannot be read goes.
   WarningSink warn = [](const std::string& message) { pto::warn(message); };
+};
+
+// One config a transfer priced for the wanted shape: the op's default or a tuned
+// neighbour's.
+struct TransferCandidate {
+  std::optional<Shape> from_shape;  // the neighbour's tuned shape; none for the default
+  TileConfig config;
+  double predicted_ns = 0;          // the cost model's, for the wanted shape
+};
+
+// An answer with the ranking behind it (`pto-tune lookup --explain`).
+struct LookupExplanation {
+  ConfigChoice choice;
+  // What a transfer ranked: the op's default first, then the neighbours' configs,
+  // nearest first. Empty when no ranking took place (an exact hit, no neighbour, ...).
+  std::vector<TransferCandidate> candidates;
+  double margin = 0;  // LookupOptions::transfer_margin
 };
 
 class DbConfigProvider : public ConfigProvider {
@@ -87,6 +116,8 @@ class DbConfigProvider : public ConfigProvider {
   // Always answers (the default at worst); never nullopt.
   std::optional<ConfigChoice> lookup(const Workload& w, const Target& t) override;
   ConfigChoice choose(const Workload& w, const Target& t);
+  // choose()'s answer with the candidates it ranked; worked out afresh, not memoized.
+  LookupExplanation explain(const Workload& w, const Target& t);
 
   static constexpr size_t kMaxMemoized = size_t{1} << 16;
 

@@ -69,6 +69,56 @@ TEST(DbCli, LookupReportsEachSourceAndStaleness) {
   EXPECT_NE(text.out.find("pypto.set_cube_tile_shapes"), std::string::npos) << text.out;
 }
 
+// --explain: the candidates a transfer ranked (the default first, then the tuned
+// neighbours), each priced for the wanted shape, the one served marked, and why; an
+// exact hit says nothing was ranked; --explain does not go with --emit pypto.
+TEST(DbCli, LookupExplainListsTheRankedCandidatesAndWhyTheWinnerWon) {
+  const testing::TempDir dir("cli_lookup_explain");
+  const std::string db = dir.str() + "/tune.db";
+  db::TuningDb::open(db)->commit(std::vector{tuned("matmul|256,256,256|fp16", 100),
+                                             tuned("matmul|256,256,1024|fp16", 100, R"({"cube":{"m":[16,16],"k":[16,32],"n":[16,16]}})")});
+  const std::string args = "lookup --op matmul --shapes 256,256,300 --target ascend910b1 --explain --db " + quoted(db);
+  const Result r = pto_tune(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& candidates = j["explain"]["candidates"];
+  ASSERT_EQ(candidates.size(), 3u) << r.out;
+  EXPECT_TRUE(candidates[0]["default"].get<bool>());
+  EXPECT_EQ(candidates[1]["from_shape"], json::parse("[256,256,256]"));
+  EXPECT_EQ(candidates[2]["from_shape"], json::parse("[256,256,1024]"));
+  int served = 0;
+  for (const json& c : candidates) {
+    EXPECT_GT(c["predicted_ns"].get<double>(), 0);
+    if (!c["served"].get<bool>()) continue;
+    ++served;
+    EXPECT_EQ(c["config"], j["config"]);
+  }
+  EXPECT_EQ(served, 1) << r.out;
+  const double margin = j["explain"]["margin"].get<double>();
+  const double fallback = candidates[0]["predicted_ns"].get<double>();
+  EXPECT_EQ(j["source"], "transfer") << r.out;  // the first neighbour's tiles are far faster here than the default's
+  EXPECT_GT(fallback, candidates[1]["predicted_ns"].get<double>() * (1 + margin));
+  EXPECT_NE(j["reason"].get<std::string>().find("the default is predicted"), std::string::npos) << j["reason"];
+  EXPECT_EQ(j["explain"]["winner"].get<std::string>().rfind("transfer 256,256,256", 0), 0u) << j["explain"]["winner"];
+
+  const Result text = pto_tune(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* part : {"transfer candidates", "the op's default", "tuned 256,256,256", "tuned 256,256,1024", "served",
+                           "winner: transfer 256,256,256"})
+    EXPECT_NE(text.out.find(part), std::string::npos) << part << "\n" << text.out;
+  const Result exact = pto_tune("lookup --op matmul --shapes 256,256,256 --target ascend910b1 --explain --db " + quoted(db));
+  EXPECT_NE(exact.out.find("no transfer ranking took place (exact)"), std::string::npos) << exact.out;
+  expect_usage_error(args + " --emit pypto", {"--explain", "--emit pypto"});
+  // --transfer-margin is the lookup's margin: at 99 % the default is kept, and says why.
+  const Result kept = pto_tune(args + " --json --transfer-margin 99%");
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(json::parse(kept.out)["source"], "default") << kept.out;
+  EXPECT_NE(json::parse(kept.out)["reason"].get<std::string>().find("within the model's 99.0 % error margin"),
+            std::string::npos)
+      << kept.out;
+  expect_usage_error(args + " --transfer-margin 2", {"--transfer-margin", "'2'"});
+}
+
 TEST(DbCli, ShowExportImportMergeCheck) {
   const testing::TempDir dir("cli_db");
   const std::string db = seeded_db(dir);

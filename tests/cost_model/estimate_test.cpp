@@ -303,6 +303,19 @@ TEST(CostModel, ScoreAgreesWithEstimateOnFeasibleAndInfeasibleConfigs) {
   EXPECT_THROW(model.score(configs, too_few), Error);
 }
 
+// Trial `trial`'s workload and config: a random matmul, softmax or layernorm, or a
+// causal flash_attention, in turn, each with a random config of its kind.
+std::pair<Workload, TileConfig> random_case(std::mt19937& rng, int trial) {
+  const int64_t cols = 16 + static_cast<int64_t>(rng() % 3000);
+  Workload w = trial % 3 == 0   ? matmul_workload(1 + rng() % 700, 1 + rng() % 700, 1 + rng() % 700)
+               : trial % 3 == 1 ? testing::row_workload(trial % 2 ? "softmax" : "layernorm", 1 + rng() % 300, cols)
+                                : Workload::parse_key("flash_attention|1,2,100,300,64|fp16|causal=1");
+  TileConfig c = trial % 3 == 0   ? random_cube_config(rng)
+                 : trial % 3 == 1 ? testing::random_row_config(rng, cols)
+                                  : testing::random_attention_config(rng, w);
+  return {std::move(w), std::move(c)};
+}
+
 // The time alone (TimeValue, what a search ranks by) is exactly the value of the linear
 // form calibration fits (TimeTerms): the formulas are written once for both. Random
 // configs of matmuls, row ops and flash_attention on every kind of target.
@@ -312,13 +325,7 @@ TEST(CostModel, TheTimeAloneIsTheLinearFormsValue) {
   for (const char* target : {"ascend910b1", "ascend950pr", "host"}) {
     const Target t = load_target(target);
     for (int trial = 0; trial < 60; ++trial) {
-      const int64_t cols = 16 + static_cast<int64_t>(rng() % 3000);
-      Workload w = trial % 3 == 0   ? matmul_workload(1 + rng() % 700, 1 + rng() % 700, 1 + rng() % 700)
-                   : trial % 3 == 1 ? testing::row_workload(trial % 2 ? "softmax" : "layernorm", 1 + rng() % 300, cols)
-                                    : Workload::parse_key("flash_attention|1,2,100,300,64|fp16|causal=1");
-      const TileConfig c = trial % 3 == 0   ? random_cube_config(rng)
-                           : trial % 3 == 1 ? testing::random_row_config(rng, cols)
-                                            : testing::random_attention_config(rng, w);
+      const auto [w, c] = random_case(rng, trial);
       const CostModel model(build_graph(w), t);
       const TilingSummary s = model.analyze(c);
       if (!s.feasible) continue;
@@ -363,6 +370,32 @@ TEST(CostModel, EachTaskOfAFlashAttentionKernelPaysItsHandOffFlagsOnce) {
   const TileConfig row = testing::random_row_config(rng, 1024);
   EXPECT_EQ(CostModel(build_graph(softmax), base).estimate(row).predicted_ns,
             CostModel(build_graph(softmax), slow).estimate(row).predicted_ns);
+}
+
+// A model made for one graph and moved to another (for_graph: the lookup prices many
+// shapes of an op so) predicts exactly what a model built for that graph does: random
+// shapes and configs of matmuls, row ops and flash_attention on every kind of target,
+// calibrated coefficients included.
+TEST(CostModel, AModelForAnotherGraphPredictsWhatANewOneDoes) {
+  std::mt19937 rng(43);
+  int compared = 0;
+  for (const char* target : {"ascend910b1", "ascend950pr", "host"}) {
+    const Target t = load_target(target);
+    Coefficients fitted = Coefficients::defaults(t);
+    for (int i = 0; i < kNumCoefs; ++i) fitted.value[i] *= 0.5 + double(rng() % 100) / 100;
+    const CostModel first(build_graph(matmul_workload(64, 64, 64)), t, fitted);
+    for (int trial = 0; trial < 60; ++trial) {
+      const auto [w, c] = random_case(rng, trial);
+      const TensorGraph graph = build_graph(w);
+      const CostModel fresh(graph, t, fitted);
+      const CostModel moved = first.for_graph(graph);
+      const double want = fresh.predict_ns(c);
+      EXPECT_EQ(moved.predict_ns(c), want) << target << " " << w.key() << " " << c.to_string();
+      EXPECT_EQ(moved.estimate(c).to_json(), fresh.estimate(c).to_json()) << target << " " << w.key();
+      compared += std::isfinite(want);
+    }
+  }
+  EXPECT_GT(compared, 60);
 }
 
 TEST(CostModel, RanksVectorTilesOnTheHostWithSoftCapacities) {

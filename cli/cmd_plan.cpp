@@ -1,0 +1,352 @@
+// `pto-tune plan`: the bucket planner. For an op whose one dim ranges over LO..HI at run
+// time (an LLM's M = batch x tokens), it decides which sizes a release must tune so that
+// the JIT's lookup (db/config_lookup.h: exact, else the transfer of the tuned
+// neighbours' configs, ranked with the default by the cost model) serves every size
+// within --max-loss of what a search finds for it.
+//
+// The method, measured on the given backend throughout:
+//   1. tune LO and HI (search::tune, as `pto-tune tune` does; every measurement is
+//      stored in the database, so a rerun measures nothing again);
+//   2. take the widest unchecked interval [a, b] (in log2 of the size), its geometric
+//      midpoint m; ask a lookup over the buckets tuned so far what it would serve for m,
+//      measure that config at m, and tune m: loss = served / tuned - 1;
+//   3. loss above the bound: m becomes a bucket and [a, m], [m, b] are checked in turn;
+//      else the interval is accepted (m's tune was only the check);
+//   until every interval is accepted or --max-tunes tunes were spent (then the
+//   intervals left unchecked are reported, and the bound is not claimed for them).
+// One midpoint stands for its interval: a size elsewhere in it can lose more.
+//
+// The buckets go to --out as a batch file (search/batch_file.h's plain format, one line
+// a bucket, with target=, backend= and budget=) that `pto-tune batch` runs for the
+// release. Progress goes to stderr, a line per tune and check; --json prints the plan.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <queue>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/fraction.h"
+#include "cli/format_number.h"
+#include "core/error.h"
+#include "core/op_library.h"
+#include "cost_model/calibration_store.h"
+#include "cost_model/format_ns.h"
+#include "db/config_lookup.h"
+#include "db/tuning_db.h"
+#include "measure/runner.h"
+#include "search/strategy.h"
+#include "search/tuner.h"
+
+namespace pto::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// --shapes with one dim a range: "1..8192,4096,4096" or "M=1..8192,4096,4096".
+struct SizeRange {
+  size_t dim = 0;
+  int64_t lo = 0, hi = 0;
+  std::vector<std::string> tokens;  // the --shapes words, the range's one replaced by each size
+
+  std::string shapes_at(int64_t size) const {
+    std::vector<std::string> t = tokens;
+    t[dim] = std::to_string(size);
+    return join(t, ",");
+  }
+};
+
+int64_t parse_size(const std::string& text, const std::string& shapes) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || v < 1)
+    usage_error("--shapes: '" + text + "' in '" + shapes + "' is not a size >= 1");
+  return v;
+}
+
+SizeRange parse_range(const std::string& shapes) {
+  SizeRange r;
+  for (size_t start = 0;;) {
+    const size_t comma = shapes.find(',', start);
+    r.tokens.push_back(shapes.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  size_t ranges = 0;
+  for (size_t i = 0; i < r.tokens.size(); ++i) {
+    std::string token = r.tokens[i];
+    if (const size_t eq = token.find('='); eq != std::string::npos) token = token.substr(eq + 1);
+    const size_t dots = token.find("..");
+    if (dots == std::string::npos) continue;
+    ++ranges;
+    r.dim = i;
+    r.lo = parse_size(token.substr(0, dots), shapes);
+    r.hi = parse_size(token.substr(dots + 2), shapes);
+  }
+  if (ranges != 1)
+    usage_error("--shapes: expected exactly one dim as a range LO..HI (e.g. 1..8192,4096,4096), got '" + shapes +
+                "' with " + std::to_string(ranges));
+  if (r.hi <= r.lo)
+    usage_error("--shapes: the range " + std::to_string(r.lo) + ".." + std::to_string(r.hi) + " must rise");
+  return r;
+}
+
+std::string percent(double fraction) { return format_number("%.1f %%", 100 * fraction); }
+
+struct Check {
+  int64_t lo = 0, hi = 0, mid = 0;
+  std::string served;  // the lookup's describe()
+  TileConfig served_config;
+  double served_ns = 0, tuned_ns = 0, loss = 0;
+  bool split = false;
+};
+
+class Planner {
+ public:
+  Planner(const po::variables_map& vm, const SizeRange& range, const Target& target, double max_loss)
+      : vm_(vm), range_(range), target_(target), max_loss_(max_loss) {
+    backend_ = vm.count("backend") ? vm["backend"].as<std::string>() : measure::default_backend(target);
+    measure::check_backend_name(backend_);
+    options_.strategy = vm["strategy"].as<std::string>();
+    const auto strategies = search::strategy_names();
+    if (std::find(strategies.begin(), strategies.end(), options_.strategy) == strategies.end())
+      usage_error("--strategy: unknown strategy '" + options_.strategy + "' (known: " + join(strategies, ", ") + ")");
+    options_.budget = vm["budget"].as<int64_t>();
+    if (options_.budget < 0) usage_error("--budget: expected a number of measurements >= 0, got " + std::to_string(options_.budget));
+    max_tunes_ = vm["max-tunes"].as<int64_t>();
+    if (max_tunes_ < 2) usage_error("--max-tunes: the range's two ends need 2 tunes at least, got " + std::to_string(max_tunes_));
+    options_.seed = vm["seed"].as<uint64_t>();
+    if (vm.count("transfer-margin"))
+      transfer_margin_ = parse_fraction("--transfer-margin", vm["transfer-margin"].as<std::string>(), true);
+    for (int64_t size : {range.lo, range.hi}) build_graph(workload(size));  // a bad shape before any tune
+    measure::RunnerOptions runner_options = with_measure_options(vm, {});
+    runner_options.seed = options_.seed;
+    runners_ = measure::make_tuning_runners(backend_, target, runner_options);
+    options_.finalist_runner = runners_.finalists.get();
+    options_.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend_, target));
+    const std::optional<std::string> db_flag =
+        vm.count("db") ? std::optional<std::string>(vm["db"].as<std::string>()) : std::nullopt;
+    db_ = db::TuningDb::open(db::resolve_db_path(db_flag));
+    db_->remember_target(target);
+  }
+
+  Workload workload(int64_t size) const {
+    po::variables_map at = vm_;
+    at.at("shapes").value() = range_.shapes_at(size);
+    return workload_from(at, target_);
+  }
+
+  void run() {
+    for (int64_t size : {range_.lo, range_.hi}) buckets_.emplace(size, tune(size).best);
+    // Widest first (log2 width), so that a tune limit leaves the narrowest unchecked.
+    auto narrower = [](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) {
+      return std::log2(double(a.second) / double(a.first)) < std::log2(double(b.second) / double(b.first));
+    };
+    std::priority_queue<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>, decltype(narrower)>
+        open(narrower);
+    open.push({range_.lo, range_.hi});
+    while (!open.empty()) {
+      const auto [lo, hi] = open.top();
+      if (hi - lo < 2) {  // nothing between two tuned sizes
+        open.pop();
+        continue;
+      }
+      if (tunes_ >= max_tunes_) break;
+      open.pop();
+      const Check& c = check(lo, hi);
+      if (!c.split) continue;
+      open.push({lo, c.mid});
+      open.push({c.mid, hi});
+    }
+    for (; !open.empty(); open.pop())
+      if (open.top().second - open.top().first >= 2) unchecked_.push_back(open.top());
+    std::sort(unchecked_.begin(), unchecked_.end());
+  }
+
+  json to_json() const {
+    json buckets = json::array(), checks = json::array(), unchecked = json::array();
+    for (const auto& [size, best] : buckets_)
+      buckets.push_back({{"size", size}, {"workload", best.workload.key()}, {"best_ns", best.time_ns()},
+                         {"config", best.config.to_json()}});
+    for (const Check& c : checks_)
+      checks.push_back({{"interval", {c.lo, c.hi}}, {"size", c.mid}, {"served", c.served},
+                        {"served_config", c.served_config.to_json()}, {"served_ns", c.served_ns},
+                        {"tuned_ns", c.tuned_ns}, {"loss", c.loss}, {"split", c.split}});
+    for (const auto& [lo, hi] : unchecked_) unchecked.push_back({lo, hi});
+    return {{"op", workload(range_.lo).op}, {"dim", range_.dim}, {"lo", range_.lo}, {"hi", range_.hi},
+            {"target", target_.name}, {"backend", backend_}, {"max_loss", max_loss_}, {"buckets", buckets},
+            {"checks", checks}, {"unchecked", unchecked},
+            {"transfer_margin", transfer_margin_.value_or(db::LookupOptions{}.transfer_margin)}, {"tunes", tunes_}, {"max_tunes", max_tunes_},
+            {"bound_met", unchecked_.empty()},
+            {"powers_of_two", powers_of_two()}, {"db", db_->location()}};
+  }
+
+  void print_text() const {
+    std::vector<std::vector<std::string>> rows;
+    for (const Check& c : checks_)
+      rows.push_back({std::to_string(c.lo) + ".." + std::to_string(c.hi), std::to_string(c.mid), format_ns(c.served_ns),
+                      format_ns(c.tuned_ns), percent(c.loss), c.split ? "split" : "within bound", c.served});
+    std::cout << "# plan for " << workload(range_.lo).op << " " << range_.shapes_at(range_.lo) << " .. "
+              << range_.shapes_at(range_.hi) << " on " << target_.name << " (" << backend_ << "), max loss "
+              << percent(max_loss_) << "\n";
+    print_table(std::cout, {"interval", "midpoint", "served", "tuned", "loss", "", "lookup served"}, rows);
+    std::vector<std::string> sizes;
+    for (const auto& [size, best] : buckets_) sizes.push_back(std::to_string(size));
+    std::cout << "buckets: " << join(sizes, ",") << " (" << buckets_.size() << "; the powers of two in the range: "
+              << powers_of_two() << ")\n"
+              << "tunes: " << tunes_ << " (" << buckets_.size() << " buckets, " << tunes_ - int64_t(buckets_.size())
+              << " midpoint checks within the bound)\n";
+    if (!unchecked_.empty()) {
+      std::vector<std::string> gaps;
+      for (const auto& [lo, hi] : unchecked_) gaps.push_back(std::to_string(lo) + ".." + std::to_string(hi));
+      std::cout << "unchecked (--max-tunes " << max_tunes_ << " reached): " << join(gaps, ", ") << "\n";
+    }
+  }
+
+  // search/batch_file.h's plain format: one line a bucket.
+  void write_batch(const std::string& path) const {
+    std::ofstream out(path);
+    if (!out) fail(ErrorCategory::Io, "--out: cannot write '" + path + "'");
+    out << "# pto-tune plan: " << buckets_.size() << " buckets of " << workload(range_.lo).op << " "
+        << range_.shapes_at(range_.lo) << " .. " << range_.shapes_at(range_.hi) << " on " << target_.name
+        << ", max loss " << percent(max_loss_) << " (" << backend_ << ")\n";
+    for (const auto& [size, best] : buckets_) {
+      const Workload& w = best.workload;
+      out << w.op << " " << range_.shapes_at(size) << " " << dtype_name(w.dtype);
+      for (const auto& [key, value] : w.attrs) out << " " << key << "=" << value;
+      out << " target=" << target_.name << " backend=" << backend_;
+      if (options_.budget > 0) out << " budget=" << options_.budget;
+      out << "\n";
+    }
+    if (!out.flush()) fail(ErrorCategory::Io, "--out: cannot write '" + path + "'");
+  }
+
+ private:
+  search::TuneResult tune(int64_t size) {
+    const Workload w = workload(size);
+    ++tunes_;
+    const search::TuneResult r = search::tune(w, target_, *runners_.search, *db_, options_);
+    std::cerr << "plan: tuned " << w.key() << " (" << tunes_ << " of at most " << max_tunes_
+              << "): " << format_ns(r.best.time_ns()) << "\n";
+    return r;
+  }
+
+  const Check& check(int64_t lo, int64_t hi) {
+    Check c;
+    c.lo = lo;
+    c.hi = hi;
+    c.mid = std::clamp<int64_t>(std::llround(std::sqrt(double(lo) * double(hi))), lo + 1, hi - 1);
+    const Workload w = workload(c.mid);
+    std::vector<search::TuningRecord> records;
+    for (const auto& [size, best] : buckets_) records.push_back(best);
+    db::LookupOptions lookup_options;
+    lookup_options.backends = {backend_};
+    if (transfer_margin_) lookup_options.transfer_margin = *transfer_margin_;
+    const ConfigChoice served = db::DbConfigProvider(records, lookup_options).choose(w, target_);
+    c.served = served.describe();
+    c.served_config = served.config;
+    const search::TuneResult tuned = tune(c.mid);
+    c.tuned_ns = tuned.best.time_ns();
+    c.served_ns = served.config == tuned.best.config ? c.tuned_ns : measured_ns(w, served.config);
+    c.loss = std::max(0.0, c.served_ns / c.tuned_ns - 1);
+    c.split = !(c.loss <= max_loss_);
+    if (c.split) buckets_.emplace(c.mid, tuned.best);
+    std::cerr << "plan: " << w.key() << " between " << lo << " and " << hi << ": served " << format_ns(c.served_ns)
+              << " (" << c.served << "), tuned " << format_ns(c.tuned_ns) << ", loss " << percent(c.loss)
+              << (c.split ? ": split" : ": within the bound") << "\n";
+    checks_.push_back(std::move(c));
+    return checks_.back();
+  }
+
+  // The served config's time at `w`: the finalists' runner (the full timing on a noisy
+  // backend); +infinity when it does not run.
+  double measured_ns(const Workload& w, const TileConfig& config) {
+    const std::vector<measure::Measurement> m = runners_.finalists->measure(w, {config});
+    if (m.empty() || m.front().status != measure::Status::OK) return std::numeric_limits<double>::infinity();
+    return m.front().stats.median_ns;
+  }
+
+  int64_t powers_of_two() const {
+    int64_t n = 0;
+    for (int64_t p = 1; p <= range_.hi; p *= 2) n += p >= range_.lo;
+    return n;
+  }
+
+  const po::variables_map& vm_;
+  const SizeRange& range_;
+  const Target& target_;
+  double max_loss_;
+  std::string backend_;
+  search::TuneOptions options_;
+  int64_t max_tunes_ = 0;
+  std::optional<double> transfer_margin_;  // the lookup's, when not its default
+  measure::TuningRunners runners_;
+  std::unique_ptr<db::TuningDb> db_;
+  int64_t tunes_ = 0;
+  std::map<int64_t, search::TuningRecord> buckets_;  // by size
+  std::vector<Check> checks_;
+  std::vector<std::pair<int64_t, int64_t>> unchecked_;
+};
+
+}  // namespace
+
+int run_plan(const Args& args) {
+  po::options_description options;
+  add_workload_options(options);
+  add_target_option(options, "host");
+  options.add_options()
+      ("max-loss", po::value<std::string>()->default_value("2%"),
+       "the most a size may lose to its own tuned best when served by the lookup: 2% or 0.02")
+      ("backend", po::value<std::string>(),
+       "what measures, as for 'pto-tune tune': cpu, sim, model, command or npu; default: cpu for the host, sim for "
+       "an NPU target")
+      ("strategy", po::value<std::string>()->default_value("auto"), "the search strategy of each tune")
+      ("budget", po::value<int64_t>()->default_value(0),
+       "measurements per tune, the default config's included; 0 = the strategy decides. Written into the batch file")
+      ("max-tunes", po::value<int64_t>()->default_value(32),
+       "tunes at most, the two ends and every midpoint check included; intervals left are reported unchecked")
+      ("seed", po::value<uint64_t>()->default_value(1), "seed of each search")
+      ("transfer-margin", po::value<std::string>(),
+       "the lookup's margin (db::LookupOptions::transfer_margin, default 3%): how much faster than the default the "
+       "cost model must predict a neighbour's config for the lookup to serve it; to plan for a JIT set up so")
+      ("db", po::value<std::string>(), "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
+      ("out", po::value<std::string>(), "write the buckets as a batch file for 'pto-tune batch'")
+      ("json", po::bool_switch(), "print the plan as JSON: buckets, checks, unchecked, tunes, bound_met, ...");
+  add_measure_options(options);
+  const auto vm = parse_command(
+      args, options,
+      {"plan", "--op OP --shapes LO..HI,DIMS --max-loss 2% [options]",
+       "Plans the buckets of a dynamic dim: which of its sizes a release must tune so that\n"
+       "the JIT's lookup serves every size in LO..HI within --max-loss of that size's own\n"
+       "tuned best. Tunes the ends, then checks each interval's geometric midpoint: the\n"
+       "config the lookup would serve there from the buckets so far, measured, against a\n"
+       "tune of the midpoint; where it loses more, the midpoint becomes a bucket and both\n"
+       "halves are checked. Every measurement is stored in the database. --out writes the\n"
+       "buckets as a batch file for 'pto-tune batch'. Progress goes to stderr.",
+       "pto-tune plan --op matmul --shapes 1..8192,4096,4096 --max-loss 2% --target ascend910b1 --backend sim "
+       "--out buckets.txt"});
+  if (!vm) return 0;
+  const double max_loss = parse_fraction("--max-loss", (*vm)["max-loss"].as<std::string>(), false);
+  const SizeRange range = parse_range((*vm)["shapes"].as<std::string>());
+  const Target target = target_from(*vm);
+  Planner planner(*vm, range, target, max_loss);
+  planner.run();
+  if (vm->count("out")) planner.write_batch((*vm)["out"].as<std::string>());
+  if ((*vm)["json"].as<bool>())
+    print_json(std::cout, planner.to_json());
+  else
+    planner.print_text();
+  return 0;
+}
+
+}  // namespace pto::cli

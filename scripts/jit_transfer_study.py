@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Zero-shot quality of the JIT's lookup between tuned buckets (issue 29; results/jit_transfer.md).
+
+For each family (an op with its dynamic first dim M and the other dims fixed), the
+powers of two of M in [1, --max-m] are tuned into a bucket database with `pto-tune
+batch`; then for each size between the buckets the script asks `pto-tune lookup` what
+the JIT would serve from that database, simulates the served config and the op's
+default with `pto-tune run`, and tunes the size itself (into a separate database, so
+that the lookup never sees it) for the best a search finds. Everything is simulated
+(ascend910b1, the sim backend) with one budget per tune.
+
+    quality    = best / served time, best = the fastest of the tuned best, the default
+                 and the served configs (1.0: the lookup served what a search finds)
+    vs default = served time / default time (<= 1.01: never more than 1 % slower)
+for each lookup margin in --margins (the lookup's --transfer-margin).
+
+Usage:
+    scripts/jit_transfer_study.py --pto-tune build/cli/pto-tune --work /tmp/jit_study \\
+        --budget 32 --max-m 8192 > results/generated/jit_transfer.json
+Progress goes to stderr; the JSON (per shape and the summary) to stdout.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+FAMILIES = [
+    ("matmul", "4096,4096"),
+    ("matmul", "4096,11008"),
+    ("matmul", "11008,4096"),
+    ("softmax", "4096"),
+    ("rmsnorm", "4096"),
+    ("layernorm", "4096"),
+]
+BETWEEN = [3, 12, 77, 300, 1000, 2500, 6000]  # sizes of M that no power of two is
+
+
+def pto(args, tool):
+    out = subprocess.run([tool] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"pto-tune {' '.join(args)} failed ({out.returncode}): {out.stderr.strip()}")
+    return out.stdout
+
+
+def simulated_ns(tool, op, shapes, target, config=None):
+    args = ["run", "--op", op, "--shapes", shapes, "--target", target, "--backend", "sim", "--json"]
+    if config is not None:
+        args += ["--config", json.dumps(config)]
+    return json.loads(pto(args, tool))["time_ns"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pto-tune", default="build/cli/pto-tune")
+    p.add_argument("--work", default="/tmp/jit_transfer_study", help="folder for the databases and the batch file")
+    p.add_argument("--target", default="ascend910b1")
+    p.add_argument("--budget", type=int, default=32, help="measurements per tune (buckets and the sizes between)")
+    p.add_argument("--max-m", type=int, default=8192, help="the largest M: buckets are the powers of two up to it")
+    p.add_argument("--margins", default="3%,0", help="the lookup's --transfer-margin values to compare")
+    a = p.parse_args()
+    tool = a.pto_tune
+    os.makedirs(a.work, exist_ok=True)
+    buckets_db, best_db = os.path.join(a.work, "buckets.db"), os.path.join(a.work, "best.db")
+    batch = os.path.join(a.work, "buckets.txt")
+    with open(batch, "w") as f:
+        for op, rest in FAMILIES:
+            f.write(f"{op} M=1..{a.max_m}:pow2,{rest} fp16\n")
+    print(f"tuning the buckets ({batch})", file=sys.stderr)
+    pto(["batch", batch, "--target", a.target, "--backend", "sim", "--budget", str(a.budget), "--db", buckets_db], tool)
+
+    margins = a.margins.split(",")
+    rows = []
+    for op, rest in FAMILIES:
+        for m in [m for m in BETWEEN if m < a.max_m]:
+            shapes = f"{m},{rest}"
+            tuned = json.loads(pto(["tune", "--op", op, "--shapes", shapes, "--target", a.target, "--backend", "sim",
+                                    "--budget", str(a.budget), "--db", best_db, "--json"], tool))
+            default_ns = simulated_ns(tool, op, shapes, a.target)
+            row = {"op": op, "shapes": shapes, "default_ns": default_ns, "tuned_ns": tuned["best"]["measured_ns"]}
+            for margin in margins:
+                served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend",
+                                         "sim", "--db", buckets_db, "--transfer-margin", margin, "--json"], tool))
+                row[margin] = {"source": served["source"], "reason": served.get("reason", ""),
+                               "served_ns": simulated_ns(tool, op, shapes, a.target, served["config"])}
+            # The best config anyone measured for the shape (the tuner never loses to the default).
+            row["best_ns"] = min([row["tuned_ns"], default_ns] + [row[x]["served_ns"] for x in margins])
+            for margin in margins:
+                row[margin]["quality"] = row["best_ns"] / row[margin]["served_ns"]
+                row[margin]["vs_default"] = row[margin]["served_ns"] / default_ns
+            rows.append(row)
+            print(f"{op} {shapes}: " + ", ".join(f"margin {x}: {row[x]['source']} quality {row[x]['quality']:.3f} "
+                                                 f"vs default {row[x]['vs_default']:.3f}" for x in margins),
+                  file=sys.stderr)
+    summary = {"shapes": len(rows), "budget": a.budget, "max_m": a.max_m, "target": a.target, "margins": {}}
+    for margin in margins:
+        q = [r[margin]["quality"] for r in rows]
+        summary["margins"][margin] = {
+            "geomean_quality": math.exp(sum(math.log(x) for x in q) / len(q)),
+            "worst_quality": min(q),
+            "under_0.95": sum(x < 0.95 for x in q),
+            "slower_than_default_by_1pct": sum(r[margin]["vs_default"] > 1.01 for r in rows),
+            "transfers": sum(r[margin]["source"] == "transfer" for r in rows),
+        }
+    json.dump({"summary": summary, "shapes": rows}, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+// `pto-tune plan`, the bucket planner, on the model backend (fast and deterministic):
+// the plan's own accounting (every split is a midpoint that lost more than the bound and
+// became a bucket, every accepted one lost no more), the batch file that `pto-tune
+// batch` runs, the tune limit, and bad options named with exit 2.
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_driver.h"
+#include "tests/temp_dir.h"
+
+namespace pto {
+namespace {
+
+using nlohmann::json;
+using namespace cli::testing;
+using testing::TempDir;
+
+const std::string kPlan = "plan --op matmul --shapes 1..512,4096,4096 --target ascend910b1 --backend model --budget 16";
+
+TEST(PlanCli, SplitsWhereTheMidpointLosesMoreThanTheBoundAndWritesABatchFileThatBatchRuns) {
+  const TempDir dir("plan");
+  const std::string db = quoted(dir.str() + "/t.db"), out = dir.str() + "/buckets.txt";
+  const Result r = pto_tune(kPlan + " --max-loss 2% --max-tunes 10 --json --db " + db + " --out " + quoted(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json plan = json::parse(r.out);
+  std::set<int64_t> buckets;
+  for (const json& b : plan["buckets"]) buckets.insert(b["size"].get<int64_t>());
+  EXPECT_TRUE(buckets.count(1) && buckets.count(512)) << r.out;
+  std::set<int64_t> split_at = {1, 512};
+  for (const json& c : plan["checks"]) {
+    const double loss = c["loss"].get<double>(), served = c["served_ns"].get<double>(), tuned = c["tuned_ns"].get<double>();
+    const int64_t lo = c["interval"][0], hi = c["interval"][1], mid = c["size"];
+    EXPECT_LT(lo, mid);
+    EXPECT_LT(mid, hi);
+    EXPECT_TRUE(buckets.count(lo) && buckets.count(hi)) << c;  // an interval lies between buckets
+    EXPECT_DOUBLE_EQ(loss, std::max(0.0, served / tuned - 1)) << c;
+    EXPECT_EQ(c["split"].get<bool>(), loss > 0.02) << c;
+    if (c["split"].get<bool>()) split_at.insert(mid);
+  }
+  EXPECT_EQ(buckets, split_at) << "the buckets are the ends and the midpoints that lost more than the bound";
+  EXPECT_EQ(plan["tunes"].get<size_t>(), 2 + plan["checks"].size());
+  EXPECT_LE(plan["tunes"].get<int64_t>(), 10);
+  EXPECT_EQ(plan["bound_met"].get<bool>(), plan["unchecked"].empty());
+  EXPECT_EQ(plan["powers_of_two"], 10);
+  EXPECT_NE(r.err.find("plan: tuned matmul|1,4096,4096|fp16"), std::string::npos) << r.err;
+
+  // The batch file names every bucket, and batch finds them all tuned already.
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int64_t size : buckets)
+    EXPECT_NE(text.find("matmul " + std::to_string(size) + ",4096,4096 fp16 target=ascend910b1 backend=model budget=16"),
+              std::string::npos)
+        << text;
+  const Result batch = pto_tune("batch " + quoted(out) + " --json --db " + db);
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_EQ(json::parse(batch.out)["workloads"]["skipped"].get<size_t>(), buckets.size()) << batch.out;
+
+  // The same plan again measures nothing new and gives the same buckets, as text.
+  const Result again = pto_tune(kPlan + " --max-loss 2% --max-tunes 10 --db " + db);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  std::string sizes;
+  for (int64_t size : buckets) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
+  EXPECT_NE(again.out.find("buckets: " + sizes + " (" + std::to_string(buckets.size())), std::string::npos) << again.out;
+}
+
+TEST(PlanCli, ATuneLimitLeavesIntervalsUncheckedAndSaysSo) {
+  const TempDir dir("plan_limit");
+  const Result r = pto_tune(kPlan + " --max-loss 0.1% --max-tunes 3 --db " + quoted(dir.str() + "/t.db") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json plan = json::parse(r.out);
+  EXPECT_EQ(plan["tunes"], 3);
+  ASSERT_EQ(plan["checks"].size(), 1u);
+  if (plan["checks"][0]["split"].get<bool>()) {
+    EXPECT_FALSE(plan["bound_met"].get<bool>());
+    EXPECT_EQ(plan["unchecked"].size(), 2u) << r.out;
+  }
+  EXPECT_EQ(plan["transfer_margin"], 0.03);
+  // --transfer-margin is the lookup's: with 0, no default is kept for a margin.
+  const Result no_margin =
+      pto_tune(kPlan + " --max-loss 0.1% --max-tunes 5 --transfer-margin 0 --json --db " + quoted(dir.str() + "/t.db"));
+  ASSERT_EQ(no_margin.exit_code, 0) << no_margin.err;
+  EXPECT_EQ(json::parse(no_margin.out)["transfer_margin"], 0.0);
+  for (const json& c : json::parse(no_margin.out)["checks"])
+    EXPECT_EQ(c["served"].get<std::string>().find("within the model's"), std::string::npos) << c;
+  const Result text = pto_tune(kPlan + " --max-loss 0.1% --max-tunes 2 --db " + quoted(dir.str() + "/t.db"));
+  EXPECT_NE(text.out.find("unchecked (--max-tunes 2 reached): 1..512"), std::string::npos) << text.out;
+}
+
+TEST(PlanCli, BadOptionsAreNamedWithExit2) {
+  const TempDir dir("plan_bad");
+  const std::string db = " --db " + quoted(dir.str() + "/t.db");
+  const std::string base = "plan --op matmul --target ascend910b1" + db;
+  expect_usage_error(base + " --backend model --shapes 64,4096,4096", {"--shapes", "64,4096,4096", "LO..HI"});
+  expect_usage_error(base + " --shapes 1..8,1..8,64", {"--shapes", "1..8,1..8,64", "with 2"});
+  expect_usage_error(base + " --shapes 512..1,64,64", {"512..1", "must rise"});
+  expect_usage_error(base + " --shapes 0..8,64,64", {"'0'", "size >= 1"});
+  expect_usage_error(base + " --shapes 1..8,x,64", {"'x'"});
+  expect_usage_error(base + " --shapes 1..8,64,64 --max-loss 0%", {"--max-loss", "'0%'"});
+  expect_usage_error(base + " --shapes 1..8,64,64 --max-loss 150%", {"--max-loss", "'150%'"});
+  expect_usage_error(base + " --shapes 1..8,64,64 --max-loss two", {"--max-loss", "'two'"});
+  expect_usage_error(base + " --shapes 1..8,64,64 --max-tunes 1", {"--max-tunes", "1"});
+  expect_usage_error(base + " --shapes 1..8,64,64 --transfer-margin -1%", {"--transfer-margin", "'-1%'"});
+  expect_usage_error(base + " --shapes 1..8,64,64 --backend nosuch", {"nosuch"});
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/t.db")) << "a bad option opened the database";
+  const Result help = pto_tune("plan --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--max-loss"), std::string::npos);
+  EXPECT_NE(help.out.find("Plans the buckets"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pto
