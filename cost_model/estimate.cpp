@@ -414,10 +414,14 @@ struct CostModel::Impl {
     // One buffer: the stages alternate, but the Cube's loads of the next K and V blocks
     // run under the vector stage, and a vector unit's loads of its next slice under the
     // slice before (all but the first slice's).
+    // Without a preload, each block also waits for two flags in turn, S's to the vector
+    // units and P's back to the Cube (O_j's overlaps the next block's QK).
     const double v1_slices = unit_slices(k, units, true);
+    const T alternating_flags = T::term(c, Coef::Latency, 2.0 * t.cross_core_sync_latency);
     const T block =
         preloads ? max(cube_step, vector_step)
-                     : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices));
+                 : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices)) +
+                       alternating_flags;
     // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
     // handed across once (the data's move and the flag that tells the other unit), and
     // the output stored, one after another.

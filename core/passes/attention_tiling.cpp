@@ -246,6 +246,13 @@ class Tiler {
     if (s_.quantized() && a_.kv_tile % kKvQuantBlock != 0 && a_.kv_tile < s_.skv)
       fail("attention int8 block", "kv_tile=" + num(a_.kv_tile) + " is not a multiple of the " +
                                        num(kKvQuantBlock) + "-token scale blocks of an int8 KV cache", true);
+    // The vector units dequantize K(j + preload) before the Cube's QK of it, into one of
+    // nbuffer slots that PV(j) still holds: a deeper preload waits on itself (the
+    // simulator's deadlock, tests/core/attention_test.cpp).
+    if (s_.quantized() && a_.preload > a_.nbuffer)
+      fail("attention int8 preload", "preload " + num(a_.preload) + " runs QK more blocks ahead than the " +
+                                         num(a_.nbuffer) + " slots (nbuffer) of the dequantized K and V blocks",
+           true);
     capacity("L1 capacity", MemLevel::L1, 0, t_.l1);
     capacity("L0A capacity", MemLevel::L0A, 0, t_.l0a);
     capacity("L0B capacity", MemLevel::L0B, 0, t_.l0b);

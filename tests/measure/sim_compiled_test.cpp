@@ -88,6 +88,33 @@ TEST(SimCompiled, RandomFlashAttentionConfigsSimulateOnEveryNpuTarget) {
   }
 }
 
+// An int8 KV cache's dequantized blocks have nbuffer slots: a QK preload deeper than that
+// deadlocked (the vector units waited for a slot PV still held). Every preload and depth on
+// a decode of many KV blocks either simulates whole or is refused by the rule that says so.
+TEST(SimCompiled, AnInt8KvCachesPreloadIsBoundedByItsDequantizedSlots) {
+  const Workload w = Workload::parse_key("flash_attention|1,8,1,2048,128|fp16|kv_dtype=int8,kv_heads=8");
+  const TensorGraph graph = build_graph(w);
+  for (const char* name : {"ascend910b1", "ascend950pr"}) {
+    const Target target = load_target(name);
+    const Analyzer analyzer(graph, target);
+    for (int nbuffer = 1; nbuffer <= 3; ++nbuffer)
+      for (int preload = 1; preload <= 4; ++preload) {
+        TileConfig config = TileConfig::parse(
+            R"({"attention":{"q_tile":4,"kv_tile":128},"stages":{"c1":{"cube":{"m":[16,16],"k":[64,64],"n":[128,128]}},)"
+            R"("c2":{"cube":{"m":[16,16],"k":[64,128],"n":[64,128]}},"v1":{"vec":[16,128]},"v2":{"vec":[16,128]}}})");
+        config.nbuffer = nbuffer;
+        config.attention->preload = preload;
+        SCOPED_TRACE(std::string(name) + " " + config.to_string());
+        const TilingSummary s = analyzer.analyze(config);
+        const bool refused = std::any_of(s.violations.begin(), s.violations.end(),
+                                         [](const Violation& v) { return v.rule == "attention int8 preload"; });
+        EXPECT_EQ(refused, preload > nbuffer);
+        if (!s.feasible) continue;
+        expect_simulates_whole(compile(graph, config, target).program, target);
+      }
+  }
+}
+
 // A flag from the Cube to a vector unit or back arrives cross_core_sync_latency after its
 // SET: flash_attention's kernel (whose hand-offs wait for such flags) only gets slower
 // with it, by no more than every cross-core wait of the longest cluster's tasks in turn;
