@@ -132,7 +132,7 @@ std::vector<std::string> foreign_objects(Connection& c) {
   return found;
 }
 
-std::vector<std::string> schema_problems(Connection& c) {
+std::vector<std::string> missing_schema(Connection& c) {
   std::vector<std::string> problems;
   for (const auto& [table, columns] : expected_tables()) {
     if (!has_table(c, table)) {
@@ -148,6 +148,11 @@ std::vector<std::string> schema_problems(Connection& c) {
         problems.push_back("table '" + table + "' lacks column '" + column + "'");
     }
   }
+  return problems;
+}
+
+std::vector<std::string> schema_problems(Connection& c) {
+  std::vector<std::string> problems = missing_schema(c);
   Statement index = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'measurements_best'");
   if (!index.step()) problems.push_back("index 'measurements_best' is missing");
   for (std::string& object : foreign_objects(c)) problems.push_back(object + " is not pto-tune's: drop it or use another file");

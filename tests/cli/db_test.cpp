@@ -288,6 +288,54 @@ TEST(DbCli, AForeignTriggerOrViewIsACheckProblemAndTheFileIsNotWritten) {
   EXPECT_EQ(db::TuningDb::open(db, db::OpenMode::ReadOnly)->records().size(), 1u);
 }
 
+// --op of the listing commands names an op the library knows: an unknown one is a usage
+// error naming it (as tune's --op is), not "exported 0 records" with exit 0.
+TEST(DbCli, AnUnknownOpToListIsAUsageErrorNamingIt) {
+  const testing::TempDir dir("cli_unknown_op");
+  const std::string db = seeded_db(dir);
+  const std::string out = dir.str() + "/configs.json";
+  for (const std::string& command : std::vector<std::string>{
+           "db export " + quoted(out) + " --op nosuchop --db ", "db show --op nosuchop --db ",
+           "report --op nosuchop --out " + quoted(dir.str() + "/report") + " --db "}) {
+    expect_usage_error(command + quoted(db), {"unknown op 'nosuchop'", "matmul"});
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/report"));
+  const Result known = pto_tune("db export " + quoted(out) + " --op matmul --db " + quoted(db));
+  EXPECT_EQ(known.exit_code, 0) << known.err;
+  EXPECT_NE(known.out.find("exported 1 records"), std::string::npos) << known.out;
+}
+
+// A database whose table or column was dropped after pto-tune wrote it is a Db error
+// (exit 2) naming the file and what is missing, not an I/O error quoting the SQL that
+// failed; the file stays as it was, and lookup serves the model with that warning.
+TEST(DbCli, ADatabaseMissingATableIsADbErrorNamingIt) {
+  const testing::TempDir dir("cli_missing_table");
+  const std::string db = seeded_db(dir);
+  db::testing::execute_sql(db, "DROP TABLE measurements");
+  const std::string before = file_bytes(db);
+  const std::string out = quoted(dir.str() + "/out.json");
+  for (const std::string& command : std::vector<std::string>{
+           "db show --db ", "db check --db ", "db export " + out + " --db ", "db import " + out + " --db ",
+           "lookup --strict --op matmul --shapes 64,64,64 --db ",
+           "tune --backend model --budget 2 --op matmul --shapes 64,64,64 --db "}) {
+    const Result r = pto_tune(command + quoted(db));
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+    for (const std::string& part : std::vector<std::string>{db, "table 'measurements' is missing"})
+      EXPECT_NE(r.err.find(part), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(r.err.find("SELECT"), std::string::npos) << command << ": " << r.err;
+  }
+  expect_usage_error("db merge " + quoted(db) + " --into " + quoted(dir.str() + "/merged.db"), {"measurements"});
+  const Result lookup = pto_tune("lookup --op matmul --shapes 64,64,64 --db " + quoted(db));
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_NE(lookup.err.find("table 'measurements' is missing"), std::string::npos) << lookup.err;
+  EXPECT_EQ(file_bytes(db), before);
+
+  const std::string dropped_column = seeded_db(dir, "column.db");
+  db::testing::execute_sql(dropped_column, "ALTER TABLE targets DROP COLUMN json");
+  expect_usage_error("db show --db " + quoted(dropped_column), {"table 'targets' lacks column 'json'"});
+}
+
 TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
   for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
     const Result r = pto_tune("db " + sub + " --help");
