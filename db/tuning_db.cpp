@@ -227,6 +227,7 @@ class RecordReader {
     r.versions = {s.text(18), s.text(19)};
     r.strategy = s.text(20);
     if (!m.detail_json.empty()) json_read::parse(m.detail_json, "the measurement's detail");
+    r.check_text();  // what export and --json would write
     return r;
   }
   static int64_t row_id(const Statement& s) { return s.integer(21); }

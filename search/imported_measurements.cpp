@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "measure/measure_protocol.h"
 
 namespace pto::search {
@@ -180,6 +181,8 @@ ImportedRecords records_from_mstuner_csv(const std::string& csv, const std::stri
     const std::string where = "row " + std::to_string(row_number) + " (line " + std::to_string(line + 1) + ")";
     const std::vector<std::string> fields = csv_fields(lines[line]);
     at_place(file, where, [&] {
+      // Its fields go into the record's detail, which is JSON.
+      if (!valid_utf8(lines[line])) usage_error("not valid UTF-8 text");
       if (fields.size() != header.size())
         usage_error(std::to_string(fields.size()) + " fields, the header has " + std::to_string(header.size()));
       const Row row{columns, fields};

@@ -336,6 +336,25 @@ TEST(DbCli, ADatabaseMissingATableIsADbErrorNamingIt) {
   expect_usage_error("db show --db " + quoted(dropped_column), {"table 'targets' lacks column 'json'"});
 }
 
+// A row whose text is not UTF-8 (another program's) could not be written as JSON: show
+// --json and export failed with the JSON library's exception (exit 1) while check said
+// ok. Now it is a bad row like any other: skipped with a warning, named by check.
+TEST(DbCli, ARowWhoseTextIsNotUtf8IsSkippedAndNamedByCheck) {
+  const testing::TempDir dir("cli_not_utf8");
+  const std::string db = seeded_db(dir);
+  db::testing::execute_sql(db, "UPDATE measurements SET host = CAST(x'ff41' AS TEXT) WHERE id = 1");
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["best"].size(), 1u);  // the softmax
+  EXPECT_NE(show.err.find("row 1"), std::string::npos) << show.err;
+  const Result exported = pto_tune("db export " + quoted(dir.str() + "/out.json") + " --db " + quoted(db));
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("1 unreadable rows skipped"), std::string::npos) << exported.out;
+  const Result check = pto_tune("db check --db " + quoted(db));
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.out.find("row 1: tuning record measurement.host is not valid UTF-8"), std::string::npos) << check.out;
+}
+
 TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
   for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
     const Result r = pto_tune("db " + sub + " --help");
