@@ -112,6 +112,9 @@ TEST_F(ImportMeasurements, AMalformedCsvIsRefusedWholeNamingTheRow) {
       // Found by tests/fuzz/import_fuzz: a byte that is not UTF-8 reached the record's
       // JSON detail, whose writer threw (exit 1, "[json.exception.type_error.316]").
       {kHeader + row("9", "3.5", "Gemm", "64x128x128_64x128x64\xff"), {"row 1 (line 2)", "not valid UTF-8"}},
+      // Also the fuzzer's: a tile size past int64 threw std::stoll's out_of_range (exit 1).
+      {kHeader + row("9", "3.5", "Gemm", "64x128x99999999999999999999999_64x128x64"),
+       {"row 1 (line 2)", "'99999999999999999999999' is past a 64-bit size"}},
   };
   for (const Case& c : cases) {
     const Result r = import_csv(c.csv);
