@@ -38,6 +38,8 @@ int run_report(const Args& args) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw Error(ErrorCategory::Io, "report: cannot create '" + out.string() + "': " + ec.message());
+  for (const char* name : {"report.html", "report.md"})  // a link planted there must not lead onto the database
+    refuse_output_onto_input((out / name).string(), path, "the report", "the database");
   write_output_file((out / "report.html").string(), report.html, "the report");
   write_output_file((out / "report.md").string(), report.markdown, "the report");
   std::cout << "wrote " << (out / "report.html").string() << " and " << (out / "report.md").string() << " ("

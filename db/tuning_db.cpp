@@ -588,9 +588,7 @@ BestConfigs TuningDb::best_configs() {
 
 size_t TuningDb::export_json(const std::string& file, const std::string& op) {
   const Versions now = Versions::current();
-  std::error_code ec;
-  if (std::filesystem::equivalent(file, location(), ec))
-    usage_error("the export file '" + file + "' is the database itself; name another file");
+  refuse_output_onto_input(file, location(), "the export file", "the database");
   const std::vector<TuningRecord> best = best_records(op);
   std::ostringstream text;
   JsonListWriter records(text,

@@ -57,9 +57,8 @@ class Database {
 
   size_t commit(const py::iterable& records) {
     std::vector<search::TuningRecord> parsed;
-    py::object dumps = py::module_::import("json").attr("dumps");
     for (const py::handle record : records)
-      parsed.push_back(search::TuningRecord::from_json(json_read::parse(dumps(record).cast<std::string>(), "record")));
+      parsed.push_back(search::TuningRecord::from_json(json_read::parse(json_text_of(record, "a record"), "record")));
     db_->commit(parsed);
     forget_lookups(path_);
     return parsed.size();

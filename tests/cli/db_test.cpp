@@ -355,6 +355,43 @@ TEST(DbCli, ARowWhoseTextIsNotUtf8IsSkippedAndNamedByCheck) {
   EXPECT_NE(check.out.find("row 1: tuning record measurement.host is not valid UTF-8"), std::string::npos) << check.out;
 }
 
+// A schema_version of 0 (or text, or negative) beside the tables made every write try to
+// migrate the file again: exit 1 with "table schema_version already exists" and the SQL
+// (found by scripts/probe_hostile.py). It is a damaged file: Db error, left unchanged. A
+// second version row is a check problem.
+TEST(DbCli, ADamagedSchemaVersionIsADbErrorAndTheFileIsLeftAlone) {
+  const testing::TempDir dir("cli_schema_version");
+  for (const std::string value : {"0", "'one'", "-1"}) {
+    const std::string db = seeded_db(dir, "v" + std::to_string(value.size()) + ".db");
+    db::testing::execute_sql(db, "UPDATE schema_version SET version = " + value);
+    const std::string before = file_bytes(db);
+    for (const std::string command : {"tune --backend model --budget 2 --op matmul --shapes 64,64,64 --db ", "db show --db "})
+      expect_usage_error(command + quoted(db), {db, "is damaged: its schema_version holds"});
+    EXPECT_EQ(file_bytes(db), before) << value;
+  }
+  const std::string two = seeded_db(dir, "two.db");
+  db::testing::execute_sql(two, "INSERT INTO schema_version VALUES (1)");
+  const Result check = pto_tune("db check --db " + quoted(two));
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.out.find("'schema_version' has 2 rows"), std::string::npos) << check.out;
+}
+
+// A rollback journal left beside the file is "hot": a read-only open cannot roll it back.
+// The read commands said "SELECT name FROM sqlite_master ...: attempt to write a readonly
+// database" (found by scripts/probe_hostile.py); now they name the journal and what to
+// do, and a command that writes rolls it back, after which reads work again.
+TEST(DbCli, AHotJournalIsNamedAndAWriterRollsItBack) {
+  const testing::TempDir dir("cli_hot_journal");
+  const std::string db = seeded_db(dir);
+  dir.write("tune.db-journal", std::string(4000, 'j'));
+  expect_usage_error("db show --db " + quoted(db), {db + "-journal", "hot journal", "writes to it"});
+  const Result tune = pto_tune("tune --target ascend910b1 --backend model --budget 2 --op matmul --shapes 32,32,32 --db " + quoted(db));
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["best"].size(), 3u);
+}
+
 TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
   for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
     const Result r = pto_tune("db " + sub + " --help");

@@ -77,6 +77,23 @@ TEST_F(ReportTest, AMissingDatabaseIsAnErrorAndWritesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir_->path() / "nothing"));
 }
 
+// A link to the database planted where the report goes (report.md -> tune.db, or a hard
+// link) was written through: the report replaced the database it was made of (exit 0,
+// found by scripts/probe_hostile.py). Now it is refused, naming both, and nothing is written.
+TEST_F(ReportTest, AReportOntoItsOwnDatabaseIsRefused) {
+  const std::filesystem::path db = dir_->path() / "own.db", folder = dir_->path() / "onto_db";
+  std::filesystem::copy_file(db_, db);
+  const std::string before = read(db);
+  std::filesystem::create_directory(folder);
+  std::filesystem::create_symlink(db, folder / "report.md");
+  std::filesystem::create_hard_link(db, folder / "report.html");
+  const testing::Result r = pto_tune("report --db " + testing::quoted(db.string()) + " --out " + testing::quoted(folder.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is the database itself"), std::string::npos) << r.err;
+  EXPECT_EQ(read(db), before);
+  EXPECT_TRUE(std::filesystem::is_symlink(folder / "report.md"));
+}
+
 // Measures every SVG text box after layout and writes the overlaps, the plot count and
 // any script error into the DOM, which chromium --dump-dom prints.
 constexpr const char* kCheck = R"(<script>

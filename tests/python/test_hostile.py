@@ -104,3 +104,15 @@ def test_a_fork_while_threads_look_up_and_reload_leaves_the_child_a_working_look
         stop.set()
         for t in threads:
             t.join()
+
+
+def test_a_record_or_config_nested_past_what_json_dumps_takes_is_a_usage_error(db):
+    # Found by scripts/probe_hostile.py: json.dumps' RecursionError came through as it was.
+    deep = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(pto_tune.UsageError, match="nested too deep"):
+        pto_tune.Database(db).commit([{"workload": deep}])
+    with pytest.raises(pto_tune.UsageError, match="nested too deep"):
+        pto_tune.Config({"vec": deep})
+    assert list(pto_tune.Database(db).records()) == []
