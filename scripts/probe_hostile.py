@@ -804,7 +804,7 @@ PY_ARGUMENT_VALUES = {
     "dtype": ["None", "''", "'fp99'", "1"],
     "target": ["''", "'nosuch'", "'/etc/passwd'", "'/dev/zero'", "1"],
     "backend": ["''", "'nosuch'", "1"],
-    "db": ["1", "b'x.db'", "''", "'/nonexistent/folder/x.db'", "'/'", "'/dev/null'", "pathlib.Path('/')",
+    "db": ["1", "b'x.db'", "''", "'missing/folder/x.db'", "'/'", "'/dev/null'", "pathlib.Path('/')",
            "'x' * 5000"],
     "attrs": ["{'transpose_b': 2**70}", "{1: 2}", "[]", "{'colour': 1}", "{'transpose_b': 'yes'}", "{'transpose_b': None}"],
     "expr": ["'mul(a,'", "'neg(' * 10000 + 'a' + ')' * 10000", "1"],
