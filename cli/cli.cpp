@@ -89,6 +89,15 @@ Workload workload_from(const po::variables_map& vm, const Target& target) {
   return w;
 }
 
+void add_op_filter_option(po::options_description& options) {
+  options.add_options()("op", po::value<std::string>()->default_value(""), "only this operator's records");
+}
+
+std::string op_filter_from(const po::variables_map& vm) {
+  const std::string op = vm["op"].as<std::string>();
+  return op.empty() ? op : find_op(op).name;
+}
+
 void add_target_option(po::options_description& options, const std::string& default_target) {
   options.add_options()("target", po::value<std::string>()->default_value(default_target),
                         "a built-in target (see 'pto-tune targets') or the path of a target JSON file");

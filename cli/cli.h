@@ -55,6 +55,13 @@ std::string expr_from(const po::variables_map& vm);
 // list is a usage Error naming it); build_graph() checks it against the signature.
 Workload workload_from(const po::variables_map& vm, const Target& target);
 
+// --op OP of the commands that list records (db show, db export, report): one op's
+// records, or every op's when not given.
+void add_op_filter_option(po::options_description& options);
+// "" for every op, else the op's name; an unknown op is a usage Error naming it and the
+// known ops (as --op of tune is), not an empty listing that looks like success.
+std::string op_filter_from(const po::variables_map& vm);
+
 // --target NAME|FILE, defaulting to `default_target`.
 void add_target_option(po::options_description& options, const std::string& default_target);
 Target target_from(const po::variables_map& vm);

@@ -54,8 +54,8 @@ std::string skipped_note(size_t skipped) {
 int show(const Args& args) {
   po::options_description options;
   add_db_option(options);
-  options.add_options()("op", po::value<std::string>()->default_value(""), "only this operator's records")
-      ("json", po::bool_switch(), "print JSON: {db, measurements, best: [record...]}");
+  add_op_filter_option(options);
+  options.add_options()("json", po::bool_switch(), "print JSON: {db, measurements, best: [record...]}");
   const auto vm = parse_command(args, options,
                                 {"db show", "[--op OP] [--json] [--db PATH]",
                                  "Lists the best usable record per (workload, target, backend): the config\n"
@@ -63,9 +63,9 @@ int show(const Args& args) {
                                  "versions) are marked; times from sim and model are simulated/predicted.",
                                  "pto-tune db show --op matmul --db tune.db"});
   if (!vm) return 0;
+  const std::string op = op_filter_from(*vm);
   const std::string path = db_path(*vm);
   auto database = TuningDb::open(path, OpenMode::ReadOnly);
-  const std::string op = (*vm)["op"].as<std::string>();
   const std::vector<TuningRecord> best = database->best_records(op);
   const size_t measurements = database->count_records(op);
   if ((*vm)["json"].as<bool>()) {
@@ -107,16 +107,17 @@ std::optional<FileCommand> parse_file_command(const Args& args, po::options_desc
 
 int export_configs(const Args& args) {
   po::options_description options;
-  options.add_options()("op", po::value<std::string>()->default_value(""), "only this operator's records");
+  add_op_filter_option(options);
   const auto c = parse_file_command(args, options,
                                     {"db export", "FILE.json [--op OP] [--db PATH]",
                                      "Writes the best record per key as versioned JSON (format\n"
                                      "\"pto-tune-configs\"): what a release ships for the JIT to look up.",
                                      "pto-tune db export release-configs.json --db merged.db"});
   if (!c) return 0;
+  const std::string op = op_filter_from(c->vm);
   const std::string path = db_path(c->vm);
   const std::unique_ptr<TuningDb> database = TuningDb::open(path, OpenMode::ReadOnly);
-  const size_t n = database->export_json(c->file, c->vm["op"].as<std::string>());
+  const size_t n = database->export_json(c->file, op);
   std::cout << "exported " << n << " records from " << path << " to " << c->file << skipped_note(database->skipped_rows())
             << "\n";
   return 0;

@@ -9,7 +9,6 @@
 #include <array>
 #include <cmath>
 #include <iostream>
-#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -101,9 +100,7 @@ void write_trace(const std::string& path, bool full, const TensorGraph& graph, c
   sim::SimOptions options;
   options.trace = &trace;
   sim::simulate(program, target, options);
-  std::ostringstream text;
-  trace.write(text);
-  write_output_file(path, text.str(), "trace");
+  write_output_file(path, trace.text(), "trace");
   std::cerr << "pto-tune: wrote the simulated timeline to " << path
             << (trace.capped() ? " (capped: --trace-full for every instruction)" : "")
             << "; open it in ui.perfetto.dev or chrome://tracing\n";

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <span>
 
 #include "cli/format_number.h"
 #include "cli/svg_plot.h"
@@ -74,6 +75,14 @@ std::string backend_label(const std::string& backend) {
 // lies on y = x and ranks with tau 1 by construction, so it is left out of both.
 bool scores_the_model(const std::string& backend) { return backend != "model"; }
 
+// At most `most` of `points`, evenly spaced, the first and last kept.
+std::vector<std::pair<double, double>> spaced(std::vector<std::pair<double, double>> points, size_t most) {
+  if (points.size() <= most) return points;
+  std::vector<std::pair<double, double>> kept;
+  for (size_t i = 0; i < most; ++i) kept.push_back(points[i * (points.size() - 1) / (most - 1)]);
+  return kept;
+}
+
 std::string predicted_plot(const std::vector<TuningRecord>& records) {
   std::map<std::string, Series> by_backend;
   for (const TuningRecord& r : records) {
@@ -85,7 +94,10 @@ std::string predicted_plot(const std::vector<TuningRecord>& records) {
   }
   XYPlot plot{"Cost model: predicted vs simulated or measured time", "predicted time (ns, log scale)",
               "simulated or measured time (ns, log scale)", true, true, true, {}};
-  for (auto& [backend, s] : by_backend) plot.series.push_back(std::move(s));
+  for (auto& [backend, s] : by_backend) {
+    s.points = spaced(std::move(s.points), kMaxPlotPoints);
+    plot.series.push_back(std::move(s));
+  }
   return render_svg(plot);
 }
 
@@ -96,7 +108,7 @@ std::string convergence_plot(const std::vector<KeyRecords>& keys) {
   XYPlot plot{"Search convergence: best so far", "measurements spent (count)",
               "best so far / best found for the workload (×)", false, false, false, {}};
   std::map<std::string, int> colours;
-  for (const KeyRecords& k : keys) {
+  for (const KeyRecords& k : std::span(keys).first(std::min(keys.size(), kMaxPlottedWorkloads))) {
     const TuningRecord* best = best_of(k.all, false);
     if (!best) continue;
     std::vector<std::pair<std::string, std::vector<const TuningRecord*>>> runs;  // (strategy, records)
@@ -124,7 +136,7 @@ std::string convergence_plot(const std::vector<KeyRecords>& keys) {
 std::string speedup_plot(const std::vector<Outcome>& results) {
   BarPlot plot{"Speedup of the winner over the default config", "speedup (× over default; 1 = no gain)", 1, {}, {}};
   std::map<std::string, int> colours;
-  for (const Outcome& o : results) {
+  for (const Outcome& o : std::span(results).first(std::min(results.size(), kMaxPlottedWorkloads))) {
     auto [it, added] = colours.try_emplace(o.winner->workload.op, static_cast<int>(colours.size()));
     if (added) plot.legend.push_back({it->first, it->second});
     if (o.baseline) plot.bars.push_back({label_of(o.key->key, o.key->target), o.speedup(), it->second});
@@ -229,14 +241,23 @@ Report make_report(const std::vector<TuningRecord>& records, const std::string& 
   const Table outcome = outcome_table(results), ranking = ranking_table(rankings(keys));
   const std::string header = std::to_string(records.size()) + " records, " + std::to_string(keys.size()) +
                              " workloads (workload, target, backend) from " + source +
-                             ". sim times are simulated, model times predicted by the cost model (so the model is not "
+. sim times are simulated, model times predicted by the cost model (so the model is not "
                              "scored against them); cpu times were measured on this machine, npu and command times on "
                              "the device their record names.";
+  // The page's share of a large database (report.h); the Markdown has every winner.
+  const Table page_outcome(outcome.begin(), outcome.begin() + static_cast<std::ptrdiff_t>(std::min(outcome.size(), kMaxPageRows + 1)));
+  const std::string page_note =
+      keys.size() <= kMaxPlottedWorkloads && records.size() <= kMaxPlotPoints
+          ? ""
+          : " This page shows the first " + std::to_string(std::min(results.size(), kMaxPageRows)) + " of " +
+                std::to_string(results.size()) + " winners, plots the runs and speedups of the first " +
+                std::to_string(std::min(keys.size(), kMaxPlottedWorkloads)) + " workloads and at most " +
+                std::to_string(kMaxPlotPoints) + " evenly spaced points per backend; report.md lists every winner.";
 
   Report r;
   r.html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pto-tune report</title>"
            "<style>" + std::string(kStyle) + "</style></head>\n<body>\n<h1>pto-tune tuning report</h1>\n<p class=\"note\">" +
-           xml_escape(header) + "</p>\n<h2>Winners</h2>\n" + html_table(outcome) + "<h2>Plots</h2>\n" +
+           xml_escape(header + page_note) + "</p>\n<h2>Winners</h2>\n" + html_table(page_outcome) + "<h2>Plots</h2>\n" +
            figure("predicted-vs-measured", predicted_plot(records),
                   "Each point is one measured config. On the dashed diagonal the model is exact; the "
                   "tuner needs only its order to be right (see the ranking table).") +

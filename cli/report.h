@@ -9,7 +9,15 @@
 // stretch of one key's records of one strategy, from its default measurement on); the speedup over
 // the default per workload, coloured by op; and the model's ranking quality per
 // backend (Kendall's tau, top-1/top-5 regret, cost_model/ranking.h) as a table.
+//
+// The page stays a page a browser opens at once, however large the database (issue 31:
+// 100,000 records made a 68 MB page that took a browser 110 s): it shows at most
+// kMaxPageRows winners, the convergence lines and speedup bars of kMaxPlottedWorkloads
+// workloads and kMaxPlotPoints points per backend (evenly spaced in store order), and
+// says so; report.md keeps every winner.
 #pragma once
+
+#include <cstddef>
 
 #include <string>
 #include <vector>
@@ -17,6 +25,10 @@
 #include "search/tuning_record.h"
 
 namespace pto::cli {
+
+inline constexpr size_t kMaxPageRows = 500;
+inline constexpr size_t kMaxPlottedWorkloads = 200;
+inline constexpr size_t kMaxPlotPoints = 5000;
 
 struct Report {
   std::string html;

@@ -1,13 +1,16 @@
 #include "core/json_read.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
-
 #include <set>
 
 #include "core/error.h"
@@ -195,23 +198,49 @@ json parse(const std::string& text, std::string_view what) {
   }
 }
 
+namespace {
+
+// Opens `path` for reading without waiting for a writer: open(2) of a FIFO blocks until
+// one comes (a FIFO nobody writes would hang the command), but with O_NONBLOCK it
+// returns at once, and a read then sees end of file when no writer is there. Reads are
+// blocking again after the open, so a pipe with a writer (`batch /dev/stdin`) is read
+// whole. A file descriptor closed when the reader goes.
+class ReadFd {
+ public:
+  ReadFd(const std::string& path, const std::string& named) : fd_(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {
+    if (fd_ < 0) usage_error("cannot read " + named + ": " + std::strerror(errno));
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  }
+  ~ReadFd() { ::close(fd_); }
+  ReadFd(const ReadFd&) = delete;
+  ReadFd& operator=(const ReadFd&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 std::string read_text_file(const std::string& path, std::string_view what, size_t max_bytes) {
   const std::string named = std::string(what) + " '" + path + "'";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) usage_error("cannot read " + named + ": no such file");
-  // A directory opens fine as a stream on Linux and then reads nothing.
+  // A directory opens fine on Linux and then reads nothing.
   if (std::filesystem::is_directory(path, ec)) usage_error("cannot read " + named + ": it is a folder");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) usage_error("cannot read " + named + ": permission denied or not a regular file");
+  const ReadFd in(path, named);
   // Read in chunks, stopping past the cap, so that /dev/zero or a huge file stops here.
   std::string text;
   std::array<char, 1 << 16> chunk;
-  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
-    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(in.fd(), chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(ErrorCategory::Io, "cannot read " + named + ": " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(chunk.data(), static_cast<size_t>(n));
     if (text.size() > max_bytes)
       usage_error(named + " is larger than " + std::to_string(max_bytes >> 20) + " MiB, the most pto-tune reads");
   }
-  if (in.bad()) fail(ErrorCategory::Io, "cannot read " + named + ": read error");
   if (text.empty()) usage_error(named + " is empty");
   return text;
 }

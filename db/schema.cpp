@@ -99,8 +99,15 @@ int schema_version(Connection& c, int newest) {
     fail(ErrorCategory::Db, "'" + c.path() + "' is not a pto-tune tuning database (it has a table '" +
                                 first.text(0) + "' but no schema_version)");
   }
-  Statement s = c.prepare("SELECT version FROM schema_version");
+  Statement s = c.prepare("SELECT version, typeof(version) = 'integer' FROM schema_version");
   if (!s.step()) fail(ErrorCategory::Db, "tuning database '" + c.path() + "': schema_version is empty");
+  // A migration commits its tables with version 1 or more, never 0: a 0 (or text, or a
+  // negative number) beside tables is a damaged file, which migrating would fail on
+  // ("table schema_version already exists").
+  if (s.integer(1) == 0 || s.integer(0) < 1) {
+    fail(ErrorCategory::Db, "tuning database '" + c.path() + "' is damaged: its schema_version holds '" + s.text(0) +
+                                "', not a version (1 or more): left unchanged");
+  }
   const int version = static_cast<int>(s.integer(0));
   if (version > newest) {
     fail(ErrorCategory::Db, "tuning database '" + c.path() + "' has schema version " +
@@ -132,7 +139,7 @@ std::vector<std::string> foreign_objects(Connection& c) {
   return found;
 }
 
-std::vector<std::string> schema_problems(Connection& c) {
+std::vector<std::string> missing_schema(Connection& c) {
   std::vector<std::string> problems;
   for (const auto& [table, columns] : expected_tables()) {
     if (!has_table(c, table)) {
@@ -147,6 +154,16 @@ std::vector<std::string> schema_problems(Connection& c) {
       if (std::find(present.begin(), present.end(), column) == present.end())
         problems.push_back("table '" + table + "' lacks column '" + column + "'");
     }
+  }
+  return problems;
+}
+
+std::vector<std::string> schema_problems(Connection& c) {
+  std::vector<std::string> problems = missing_schema(c);
+  if (has_table(c, "schema_version")) {
+    Statement versions = c.prepare("SELECT count(*) FROM schema_version");
+    if (versions.step() && versions.integer(0) != 1)
+      problems.push_back("table 'schema_version' has " + std::to_string(versions.integer(0)) + " rows, expected 1");
   }
   Statement index = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'measurements_best'");
   if (!index.step()) problems.push_back("index 'measurements_best' is missing");

@@ -46,6 +46,11 @@ void migrate(Connection& c, std::span<const Migration> steps = migrations());
 // would silently empty the database). Empty for a pto-tune database.
 std::vector<std::string> foreign_objects(Connection& c);
 
+// The tables and columns of the current schema that the file lacks, one line each
+// ("table 'measurements' is missing"). A file at the current version has them all
+// unless something changed it after pto-tune wrote it (a table dropped by hand).
+std::vector<std::string> missing_schema(Connection& c);
+
 // What check() adds to SQLite's integrity check: the schema's tables and indexes are
 // present with their columns, and no foreign_objects(). Empty when all is well, else one line per problem.
 std::vector<std::string> schema_problems(Connection& c);

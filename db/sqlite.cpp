@@ -62,6 +62,15 @@ Connection::Connection(const std::string& path, Mode mode, int busy_timeout_ms) 
 Connection::~Connection() { sqlite3_close_v2(db_); }
 
 void Connection::fail(int rc, std::string_view what) const {
+  // A rollback journal beside the file (another program's, or one that stopped mid-write)
+  // is "hot": SQLite must roll it back before anyone reads, which a read-only open cannot.
+  if (rc == SQLITE_READONLY_ROLLBACK) {
+    throw SqliteError(ErrorCategory::Db,
+                      "tuning database '" + path_ + "' has a hot journal '" + path_ +
+                          "-journal' (a writer stopped mid-transaction) that only a writer may roll back: "
+                          "run a command that writes to it (tune, db import) first",
+                      rc);
+  }
   const std::string message = "tuning database '" + path_ + "': " + std::string(what) + ": " +
                               (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
   throw SqliteError(is_bad_file(rc) ? ErrorCategory::Db : ErrorCategory::Io, message, rc);

@@ -26,6 +26,7 @@
 #include "core/json_list_writer.h"
 #include "core/json_read.h"
 #include "core/warning.h"
+#include "db/export_file.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
 
@@ -41,6 +42,12 @@ namespace {
 
 [[noreturn]] void db_error(const std::string& path, const std::string& what) {
   fail(ErrorCategory::Db, "tuning database '" + path + "' " + what);
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
 }
 
 // Unwritable for us, or marked read-only by its owner: root may write anything, but a
@@ -92,6 +99,13 @@ void back_off(int attempt) { std::this_thread::sleep_for(std::chrono::millisecon
 // A read that SQLite finds corrupt is believed after this many tries.
 constexpr int kCorruptReadTries = 4;
 
+// A file of the current version lacking a table or column (dropped by hand) would fail
+// at its first statement, naming the SQL: refused here, naming what is missing.
+void check_tables(const std::string& path, Connection& c) {
+  if (const std::vector<std::string> missing = missing_schema(c); !missing.empty())
+    db_error(path, "is damaged: " + joined(missing) + ": left unchanged");
+}
+
 // Opens an existing file read-only and reads its schema version: every way a file
 // can fail to be a pto-tune database of a version this build understands is found
 // here, before the file is opened for writing. The first look is immutable (nothing is
@@ -105,7 +119,9 @@ int validated_version(const std::string& path) {
     const bool live = fs::exists(path + "-wal", ec);
     try {
       Connection c(path, live ? Connection::Mode::ReadOnly : Connection::Mode::Immutable);
-      return schema_version(c);
+      const int version = schema_version(c);
+      if (version == current_schema_version()) check_tables(path, c);
+      return version;
     } catch (const SqliteError& e) {
       if (!e.corrupt()) throw;
       if (live || attempt == kCorruptReadTries) db_error(path, "is corrupt: left unchanged (" + std::string(e.what()) + ")");
@@ -211,6 +227,7 @@ class RecordReader {
     r.versions = {s.text(18), s.text(19)};
     r.strategy = s.text(20);
     if (!m.detail_json.empty()) json_read::parse(m.detail_json, "the measurement's detail");
+    r.check_text();  // what export and --json would write
     return r;
   }
   static int64_t row_id(const Statement& s) { return s.integer(21); }
@@ -434,9 +451,7 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode)
     // Another program's trigger would run on each of our writes (one that deletes rows
     // would silently empty the database).
     if (const std::vector<std::string> foreign = foreign_objects(impl->connection); !foreign.empty()) {
-      std::string named;
-      for (const std::string& object : foreign) named += (named.empty() ? "" : ", ") + object;
-      db_error(path, "has objects pto-tune does not create (" + named + "): not written to (drop them, or use another file)");
+      db_error(path, "has objects pto-tune does not create (" + joined(foreign) + "): not written to (drop them, or use another file)");
     }
     use_wal(impl->connection);
     impl->connection.exec("PRAGMA synchronous = NORMAL");
@@ -573,9 +588,7 @@ BestConfigs TuningDb::best_configs() {
 
 size_t TuningDb::export_json(const std::string& file, const std::string& op) {
   const Versions now = Versions::current();
-  std::error_code ec;
-  if (std::filesystem::equivalent(file, location(), ec))
-    usage_error("the export file '" + file + "' is the database itself; name another file");
+  refuse_output_onto_input(file, location(), "the export file", "the database");
   const std::vector<TuningRecord> best = best_records(op);
   std::ostringstream text;
   JsonListWriter records(text,
@@ -591,27 +604,9 @@ size_t TuningDb::export_json(const std::string& file, const std::string& op) {
 }
 
 size_t TuningDb::import_json(const std::string& file) {
-  const json j = json_read::parse(json_read::read_text_file(file, "export file", json_read::kMaxExportBytes), "export file '" + file + "'");
-  json_read::object(j, file);
-  if (!j.contains("format") || j["format"] != "pto-tune-configs" || !j.contains("records"))
-    usage_error("'" + file + "' is not a pto-tune export (no \"format\":\"pto-tune-configs\" with \"records\")");
-  const int64_t version = json_read::integer(j["version"], "version", 1, INT32_MAX, "a format version");
-  if (version > kExportFormatVersion) {
-    fail(ErrorCategory::Db, "'" + file + "' has export format version " + std::to_string(version) +
-                                ", newer than this pto-tune's " + std::to_string(kExportFormatVersion));
-  }
-  std::vector<TuningRecord> records;
-  std::vector<std::string> where;
-  const json& list = json_read::array(j["records"], "records", 0, SIZE_MAX);
-  for (size_t i = 0; i < list.size(); ++i) {
-    where.push_back("'" + file + "' records[" + std::to_string(i) + "]");
-    try {
-      records.push_back(TuningRecord::from_json(list[i]));
-    } catch (const Error& e) {
-      fail(e.category(), where.back() + ": " + e.what());
-    }
-  }
-  return import_records(records, where);
+  const search::ImportedRecords imported =
+      records_from_export(json_read::read_text_file(file, "export file", json_read::kMaxExportBytes), file);
+  return import_records(imported.records, imported.where);
 }
 
 size_t TuningDb::import_records(const std::vector<TuningRecord>& records, const std::vector<std::string>& where) {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/target.h"
+#include "db/export_file.h"
 #include "search/tuning_store.h"
 
 namespace pto::db {
@@ -42,9 +43,6 @@ std::string resolve_db_path(const std::optional<std::string>& flag = std::nullop
 bool database_exists(const std::string& path);
 
 enum class OpenMode { ReadWrite, ReadOnly };
-
-// The version of the export file format (TuningDb::export_json).
-inline constexpr int kExportFormatVersion = 1;
 
 // best_records() as the JIT lookup reads it (db/config_lookup.h): the same record per
 // key, with only what a lookup serves, each distinct workload, config and target

@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh              # CI smoke run: each fuzzer 30 s
 #   scripts/fuzz.sh 60           # each fuzzer 60 s
 #   scripts/fuzz.sh --runs N     # each fuzzer N executions (results/fuzz.md: 10 M)
+#   PTO_FUZZERS="batch_file_fuzz import_fuzz" scripts/fuzz.sh ...   # only these
 # Without clang it says so and exits 0: the fuzzers need libFuzzer, which GCC lacks.
 # Exit status 1 when a fuzzer finds a crash; its input is left in build-fuzz/.
 set -euo pipefail
@@ -13,12 +14,14 @@ if ! command -v clang++ >/dev/null; then
   exit 0
 fi
 if [ "${1:-}" = --runs ]; then limit=(-runs="${2:?--runs needs a count}"); else limit=(-max_total_time="${1:-30}"); fi
-fuzzers=(tile_config_fuzz target_fuzz workload_fuzz)
+read -r -a fuzzers <<< "${PTO_FUZZERS:-tile_config_fuzz target_fuzz workload_fuzz batch_file_fuzz import_fuzz}"
 # The longest input each fuzzer needs: a valid target file is 2.5-2.7 KB (its required
 # fields), so target_fuzz keeps 4096; a tile config or a workload key is under 150
 # bytes, and 1024 bytes still nest 16 times past the 64-level JSON limit. Shorter
-# inputs run faster (results/fuzz.md).
-declare -A max_len=([tile_config_fuzz]=1024 [target_fuzz]=4096 [workload_fuzz]=1024)
+# inputs run faster (results/fuzz.md). A batch file of a few entries with ranges fits in
+# 1024; an import holds whole records (an exported one is ~450 bytes, a protocol
+# request with its answer ~1.5 KB), so import_fuzz keeps 4096.
+declare -A max_len=([tile_config_fuzz]=1024 [target_fuzz]=4096 [workload_fuzz]=1024 [batch_file_fuzz]=1024 [import_fuzz]=4096)
 CXX=clang++ CC=clang cmake -S . -B build-fuzz -G Ninja -DPTO_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "${fuzzers[@]}"
 for f in "${fuzzers[@]}"; do

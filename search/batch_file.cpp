@@ -266,12 +266,9 @@ BatchFile parse_batch(const std::string& given, const std::string& name) {
   const std::string text = given.starts_with(bom) ? given.substr(bom.size()) : given;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      usage_error(name + ": not valid JSON: " + e.what());
-    }
+    // json_read::parse: every library error (a number past a double's range, nesting
+    // past kMaxDepth) is a usage error, as for every JSON input.
+    const json j = json_read::parse(text, name);
     if (!j.is_array()) usage_error(name + ": expected a JSON list of entries");
     for (size_t i = 0; i < j.size(); ++i)
       entry(parsed, "entry " + std::to_string(i), [&] { return raw_from_json(j[i]); });

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/shown_value.h"
+#include "core/utf8.h"
 #include "measure/measure_protocol.h"
 
 namespace pto::search {
@@ -88,12 +90,20 @@ struct Row {
   }
 };
 
-// "64x128x32" as its three sizes, M N K.
+// "64x128x32" as its three sizes, M N K. A size past int64 (std::stoll threw its
+// out_of_range here: found by tests/fuzz/import_fuzz) is a usage error naming the tile.
 std::array<int64_t, 3> tile_shape(const std::string& text, const std::string& what) {
   static const std::regex shape(R"((\d+)x(\d+)x(\d+))");
   std::smatch match;
-  if (!std::regex_match(text, match, shape)) usage_error(what + " '" + text + "' is not MxNxK");
-  return {std::stoll(match[1]), std::stoll(match[2]), std::stoll(match[3])};
+  if (!std::regex_match(text, match, shape)) usage_error(what + " " + shown_value(text) + " is not MxNxK");
+  std::array<int64_t, 3> sizes{};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string digits = match[i + 1];
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), sizes[i]);
+    if (error != std::errc() || end != digits.data() + digits.size())
+      usage_error(what + " " + shown_value(text) + ": " + shown_value(digits) + " is past a 64-bit size");
+  }
+  return sizes;
 }
 
 // The row's L1 and L0 tile shapes (module comment).
@@ -180,6 +190,8 @@ ImportedRecords records_from_mstuner_csv(const std::string& csv, const std::stri
     const std::string where = "row " + std::to_string(row_number) + " (line " + std::to_string(line + 1) + ")";
     const std::vector<std::string> fields = csv_fields(lines[line]);
     at_place(file, where, [&] {
+      // Its fields go into the record's detail, which is JSON.
+      if (!valid_utf8(lines[line])) usage_error("not valid UTF-8 text");
       if (fields.size() != header.size())
         usage_error(std::to_string(fields.size()) + " fields, the header has " + std::to_string(header.size()));
       const Row row{columns, fields};

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/json_read.h"
 #include "core/op_library.h"
+#include "core/utf8.h"
 #include "core/version.h"
 #include "cost_model/version.h"
 #include "measure/runner.h"
@@ -103,7 +104,19 @@ const ImportChecker::Builtin* ImportChecker::builtin(const std::string& name) {
   return it->second ? &*it->second : nullptr;
 }
 
+void TuningRecord::check_text() const {
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"target_name", &target_name},          {"target_fingerprint", &target_fingerprint},
+      {"backend", &backend},                  {"measurement.error", &measurement.error},
+      {"measurement.detail", &measurement.detail_json}, {"measurement.host", &measurement.host},
+      {"versions.compiler", &versions.compiler}, {"versions.cost_model", &versions.cost_model},
+      {"strategy", &strategy}};
+  for (const auto& [name, text] : fields)
+    if (!valid_utf8(*text)) usage_error(std::string("tuning record ") + name + " is not valid UTF-8 text");
+}
+
 void ImportChecker::check(const TuningRecord& r) {
+  r.check_text();
   const TensorGraph graph = within("workload", [&] { return build_graph(r.workload); });
   within("backend", [&] {
     measure::check_backend_name(r.backend);

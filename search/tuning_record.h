@@ -67,10 +67,13 @@ struct TuningRecord {
   nlohmann::json to_json() const;
   // Usage Error naming the field for malformed input.
   static TuningRecord from_json(const nlohmann::json& j);
+  // Usage Error naming the first text field that is not valid UTF-8, which to_json()
+  // could not write (core/utf8.h): a database row or an import from elsewhere.
+  void check_text() const;
 };
 
-// What a record from elsewhere (an import) must be to be stored as a tuner's would: a
-// workload the op library builds, a backend pto-tune knows, a positive finite time where
+// What a record from elsewhere (an import) must be to be stored as a tuner's would: text
+// that is UTF-8 (check_text), a workload the op library builds, a backend pto-tune knows, a positive finite time where
 // it says OK, and a config that fits its target where that target is a built-in one of
 // the same fingerprint (another's file is not here to check against). check() is a Usage
 // Error naming what is wrong; each built-in target is loaded once per checker, not once

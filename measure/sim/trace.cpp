@@ -85,12 +85,12 @@ ChromeTrace::Track& ChromeTrace::track(const TraceStep& s) {
   if (added) {
     if (!core_names_.count(s.core)) {
       core_names_[s.core] = std::string(core_type_name(s.core_type)) + " " + std::to_string(s.core_in_pool);
-      events_.push_back(metadata_event("process_name", s.core, 0, {{"name", core_names_[s.core]}}));
-      events_.push_back(metadata_event("process_sort_index", s.core, 0, {{"sort_index", s.core}}));
+      add(metadata_event("process_name", s.core, 0, {{"name", core_names_[s.core]}}));
+      add(metadata_event("process_sort_index", s.core, 0, {{"sort_index", s.core}}));
     }
     it->second.name = pipe_name(static_cast<Pipe>(pipe));
-    events_.push_back(metadata_event("thread_name", s.core, pipe, {{"name", it->second.name}}));
-    events_.push_back(metadata_event("thread_sort_index", s.core, pipe, {{"sort_index", pipe}}));
+    add(metadata_event("thread_name", s.core, pipe, {{"name", it->second.name}}));
+    add(metadata_event("thread_sort_index", s.core, pipe, {{"sort_index", pipe}}));
   }
   return it->second;
 }
@@ -111,7 +111,7 @@ void ChromeTrace::on_step(const TraceStep& s) {
   }
   ++slices_;
   const double ts = to_us(start);
-  events_.push_back({{"ph", "X"},
+  add({{"ph", "X"},
                      {"name", in.mnemonic()},
                      {"cat", opcode_name(in.op)},
                      {"pid", s.core},
@@ -125,14 +125,19 @@ void ChromeTrace::on_step(const TraceStep& s) {
   if (set == sets_.end()) return;  // its SET_FLAG was capped away or had no slice
   const int64_t id = flows_++;
   const auto& [set_core, set_pipe, set_ts] = set->second;  // another core's, between a MIX task's units
-  events_.push_back({{"ph", "s"}, {"name", "flag"}, {"cat", "flag"}, {"id", id}, {"pid", set_core},
+  add({{"ph", "s"}, {"name", "flag"}, {"cat", "flag"}, {"id", id}, {"pid", set_core},
                      {"tid", set_pipe}, {"ts", set_ts}});
-  events_.push_back({{"ph", "f"}, {"bp", "e"}, {"name", "flag"}, {"cat", "flag"}, {"id", id},
+  add({{"ph", "f"}, {"bp", "e"}, {"name", "flag"}, {"cat", "flag"}, {"id", id},
                      {"pid", s.core}, {"tid", pipe}, {"ts", ts}});
   sets_.erase(set);
 }
 
-nlohmann::json ChromeTrace::to_json() const {
+void ChromeTrace::add(const nlohmann::json& event) {
+  if (!events_.empty()) events_ += ',';
+  events_ += event.dump();
+}
+
+std::string ChromeTrace::text() const {
   nlohmann::json meta = {{"label", "simulated"},
                          {"target", target_},
                          {"clock_mhz", clock_mhz_},
@@ -144,9 +149,14 @@ nlohmann::json ChromeTrace::to_json() const {
   if (capped())
     meta["note"] = "capped: only the first " + std::to_string(max_slices_) +
                    " slices in issue order are kept; run with --trace-full for all of them";
-  return {{"traceEvents", events_}, {"displayTimeUnit", "ns"}, {"metadata", meta}};
+  std::string out;
+  out.reserve(events_.size() + 512);
+  out += "{\"traceEvents\":[";
+  out += events_;
+  out += "],\"displayTimeUnit\":\"ns\",\"metadata\":" + meta.dump() + "}\n";
+  return out;
 }
 
-void ChromeTrace::write(std::ostream& out) const { out << to_json().dump() << "\n"; }
+void ChromeTrace::write(std::ostream& out) const { out << text(); }
 
 }  // namespace pto::sim

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <ostream>
 #include <tuple>
 #include <vector>
@@ -54,8 +55,10 @@ class ChromeTrace : public TraceSink {
 
   void on_step(const TraceStep& step) override;
 
-  // The Trace Event JSON object: traceEvents plus metadata (simulated, capped, ...).
-  nlohmann::json to_json() const;
+  // The Trace Event JSON object as text: traceEvents plus metadata (simulated, capped,
+  // ...). Each event is kept as its text from the moment it is made: as JSON values, the
+  // default cap's 200,000 slices took about 1 GB (a 66 MB file); as text, their size.
+  std::string text() const;
   void write(std::ostream& out) const;
 
   bool capped() const { return dropped_ > 0; }
@@ -80,7 +83,8 @@ class ChromeTrace : public TraceSink {
   // SET_FLAG slices by (task, step), so that their WAIT_FLAG (perhaps on another core of
   // a MIX task's cluster) can point back.
   std::map<std::pair<int, int>, std::tuple<int, int, double>> sets_;  // -> (core, pipe, ts us)
-  nlohmann::json events_ = nlohmann::json::array();
+  void add(const nlohmann::json& event);
+  std::string events_;  // the traceEvents list's items, comma-separated
 };
 
 }  // namespace pto::sim

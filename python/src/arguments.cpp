@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/expression.h"
+#include "core/json_read.h"
 #include "measure/runner.h"
 
 namespace py = pybind11;
@@ -92,6 +93,16 @@ std::string backend_or_default(const std::optional<std::string>& backend, const 
 
 py::object to_python(const nlohmann::json& j) {
   return py::module_::import("json").attr("loads")(j.dump());
+}
+
+std::string json_text_of(const py::handle& value, const std::string& what) {
+  try {
+    return py::module_::import("json").attr("dumps")(value).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_RecursionError)) throw;
+    usage_error(what + " is nested too deep to be JSON (more than " + std::to_string(json_read::kMaxDepth) +
+                " levels are refused anyway)");
+  }
 }
 
 std::optional<std::string> path_from(const py::handle& value, const std::string& what) {

@@ -28,6 +28,10 @@ const Target& target_named(const std::string& name_or_path);
 std::string backend_or_default(const std::optional<std::string>& backend, const Target& target);
 
 pybind11::object to_python(const nlohmann::json& j);
+// The JSON text of a Python value (json.dumps), for the parsers of records and configs.
+// A value nested past what json.dumps recurses through is a UsageError naming `what`, not
+// Python's RecursionError; a value JSON has no form for stays json.dumps' TypeError.
+std::string json_text_of(const pybind11::handle& value, const std::string& what);
 
 // A file path as Python code gives one: a str or an os.PathLike (pathlib.Path) naming
 // text; None is nullopt. UsageError naming `what` and the value for anything else.

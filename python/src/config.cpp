@@ -58,8 +58,7 @@ TileConfig tiles_from(const py::handle& config) {
   if (py::isinstance<Config>(config)) return config.cast<const Config&>().tiles;
   if (py::isinstance<py::str>(config)) return TileConfig::parse(config.cast<std::string>());
   if (py::isinstance<py::dict>(config)) {
-    std::string text = py::module_::import("json").attr("dumps")(config).cast<std::string>();
-    return TileConfig::parse(text);
+    return TileConfig::parse(json_text_of(config, "the config"));
   }
   usage_error("a config is a pto_tune.Config, a dict or JSON text, got a " +
               py::str(py::type::handle_of(config).attr("__name__")).cast<std::string>());

@@ -57,10 +57,13 @@ class Database {
 
   size_t commit(const py::iterable& records) {
     std::vector<search::TuningRecord> parsed;
-    py::object dumps = py::module_::import("json").attr("dumps");
-    for (const py::handle record : records)
-      parsed.push_back(search::TuningRecord::from_json(json_read::parse(dumps(record).cast<std::string>(), "record")));
-    db_->commit(parsed);
+    std::vector<std::string> where;
+    for (const py::handle record : records) {
+      where.push_back("records[" + std::to_string(parsed.size()) + "]");
+      parsed.push_back(search::TuningRecord::from_json(json_read::parse(json_text_of(record, "a record"), "record")));
+    }
+    // Measurements made elsewhere: checked as an import's are (search::ImportChecker).
+    db_->import_records(parsed, where);
     forget_lookups(path_);
     return parsed.size();
   }
@@ -106,7 +109,9 @@ void bind_database(py::module_& m) {
            "Adds the records of an export file, all or none; returns how many were new.")
       .def("commit", &Database::commit, py::arg("records"),
            "Stores records (dicts in the form records() yields), all or none; returns how\n"
-           "many were given. For measurements made elsewhere.")
+           "many were given. For measurements made elsewhere: each is checked as an import's\n"
+           "(a workload the op library builds, a known backend, a positive time, a config that\n"
+           "fits its built-in target), a UsageError naming records[i] otherwise.")
       .def("merge", &Database::merge, py::arg("paths"),
            "Merges other databases (shards of a batch job; never changed) into this one,\n"
            "keeping the best record per key; returns {inputs, keys, added, stale}.");

@@ -338,6 +338,110 @@ TEST(DbCli, AForeignTriggerOrViewIsACheckProblemAndTheFileIsNotWritten) {
   EXPECT_EQ(db::TuningDb::open(db, db::OpenMode::ReadOnly)->records().size(), 1u);
 }
 
+// --op of the listing commands names an op the library knows: an unknown one is a usage
+// error naming it (as tune's --op is), not "exported 0 records" with exit 0.
+TEST(DbCli, AnUnknownOpToListIsAUsageErrorNamingIt) {
+  const testing::TempDir dir("cli_unknown_op");
+  const std::string db = seeded_db(dir);
+  const std::string out = dir.str() + "/configs.json";
+  for (const std::string& command : std::vector<std::string>{
+           "db export " + quoted(out) + " --op nosuchop --db ", "db show --op nosuchop --db ",
+           "report --op nosuchop --out " + quoted(dir.str() + "/report") + " --db "}) {
+    expect_usage_error(command + quoted(db), {"unknown op 'nosuchop'", "matmul"});
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(dir.str() + "/report"));
+  const Result known = pto_tune("db export " + quoted(out) + " --op matmul --db " + quoted(db));
+  EXPECT_EQ(known.exit_code, 0) << known.err;
+  EXPECT_NE(known.out.find("exported 1 records"), std::string::npos) << known.out;
+}
+
+// A database whose table or column was dropped after pto-tune wrote it is a Db error
+// (exit 2) naming the file and what is missing, not an I/O error quoting the SQL that
+// failed; the file stays as it was, and lookup serves the model with that warning.
+TEST(DbCli, ADatabaseMissingATableIsADbErrorNamingIt) {
+  const testing::TempDir dir("cli_missing_table");
+  const std::string db = seeded_db(dir);
+  db::testing::execute_sql(db, "DROP TABLE measurements");
+  const std::string before = file_bytes(db);
+  const std::string out = quoted(dir.str() + "/out.json");
+  for (const std::string& command : std::vector<std::string>{
+           "db show --db ", "db check --db ", "db export " + out + " --db ", "db import " + out + " --db ",
+           "lookup --strict --op matmul --shapes 64,64,64 --db ",
+           "tune --backend model --budget 2 --op matmul --shapes 64,64,64 --db "}) {
+    const Result r = pto_tune(command + quoted(db));
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+    for (const std::string& part : std::vector<std::string>{db, "table 'measurements' is missing"})
+      EXPECT_NE(r.err.find(part), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(r.err.find("SELECT"), std::string::npos) << command << ": " << r.err;
+  }
+  expect_usage_error("db merge " + quoted(db) + " --into " + quoted(dir.str() + "/merged.db"), {"measurements"});
+  const Result lookup = pto_tune("lookup --op matmul --shapes 64,64,64 --db " + quoted(db));
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_NE(lookup.err.find("table 'measurements' is missing"), std::string::npos) << lookup.err;
+  EXPECT_EQ(file_bytes(db), before);
+
+  const std::string dropped_column = seeded_db(dir, "column.db");
+  db::testing::execute_sql(dropped_column, "ALTER TABLE targets DROP COLUMN json");
+  expect_usage_error("db show --db " + quoted(dropped_column), {"table 'targets' lacks column 'json'"});
+}
+
+// A row whose text is not UTF-8 (another program's) could not be written as JSON: show
+// --json and export failed with the JSON library's exception (exit 1) while check said
+// ok. Now it is a bad row like any other: skipped with a warning, named by check.
+TEST(DbCli, ARowWhoseTextIsNotUtf8IsSkippedAndNamedByCheck) {
+  const testing::TempDir dir("cli_not_utf8");
+  const std::string db = seeded_db(dir);
+  db::testing::execute_sql(db, "UPDATE measurements SET host = CAST(x'ff41' AS TEXT) WHERE id = 1");
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["best"].size(), 1u);  // the softmax
+  EXPECT_NE(show.err.find("row 1"), std::string::npos) << show.err;
+  const Result exported = pto_tune("db export " + quoted(dir.str() + "/out.json") + " --db " + quoted(db));
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("1 unreadable rows skipped"), std::string::npos) << exported.out;
+  const Result check = pto_tune("db check --db " + quoted(db));
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.out.find("row 1: tuning record measurement.host is not valid UTF-8"), std::string::npos) << check.out;
+}
+
+// A schema_version of 0 (or text, or negative) beside the tables made every write try to
+// migrate the file again: exit 1 with "table schema_version already exists" and the SQL
+// (found by scripts/probe_hostile.py). It is a damaged file: Db error, left unchanged. A
+// second version row is a check problem.
+TEST(DbCli, ADamagedSchemaVersionIsADbErrorAndTheFileIsLeftAlone) {
+  const testing::TempDir dir("cli_schema_version");
+  for (const std::string value : {"0", "'one'", "-1"}) {
+    const std::string db = seeded_db(dir, "v" + std::to_string(value.size()) + ".db");
+    db::testing::execute_sql(db, "UPDATE schema_version SET version = " + value);
+    const std::string before = file_bytes(db);
+    for (const std::string command : {"tune --backend model --budget 2 --op matmul --shapes 64,64,64 --db ", "db show --db "})
+      expect_usage_error(command + quoted(db), {db, "is damaged: its schema_version holds"});
+    EXPECT_EQ(file_bytes(db), before) << value;
+  }
+  const std::string two = seeded_db(dir, "two.db");
+  db::testing::execute_sql(two, "INSERT INTO schema_version VALUES (1)");
+  const Result check = pto_tune("db check --db " + quoted(two));
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.out.find("'schema_version' has 2 rows"), std::string::npos) << check.out;
+}
+
+// A rollback journal left beside the file is "hot": a read-only open cannot roll it back.
+// The read commands said "SELECT name FROM sqlite_master ...: attempt to write a readonly
+// database" (found by scripts/probe_hostile.py); now they name the journal and what to
+// do, and a command that writes rolls it back, after which reads work again.
+TEST(DbCli, AHotJournalIsNamedAndAWriterRollsItBack) {
+  const testing::TempDir dir("cli_hot_journal");
+  const std::string db = seeded_db(dir);
+  dir.write("tune.db-journal", std::string(4000, 'j'));
+  expect_usage_error("db show --db " + quoted(db), {db + "-journal", "hot journal", "writes to it"});
+  const Result tune = pto_tune("tune --target ascend910b1 --backend model --budget 2 --op matmul --shapes 32,32,32 --db " + quoted(db));
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["best"].size(), 3u);
+}
+
 TEST(DbCli, EverySubcommandHasHelpWithAnExample) {
   for (const std::string sub : {"show", "export", "import", "merge", "check"}) {
     const Result r = pto_tune("db " + sub + " --help");

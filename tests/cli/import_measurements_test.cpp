@@ -109,6 +109,12 @@ TEST_F(ImportMeasurements, AMalformedCsvIsRefusedWholeNamingTheRow) {
       {kHeader + row("9", "3.5", "Gemm", "no_tiles_here"), {"row 1 (line 2)", "names no tiles"}},
       {kHeader + row("9", "3.5", "Gemm", "512x512x512_512x512x512"), {"row 1 (line 2)", "does not fit ascend910b1"}},
       {kHeader + "9,3.5,0,Gemm\n", {"row 1 (line 2)", "4 fields, the header has 12"}},
+      // Found by tests/fuzz/import_fuzz: a byte that is not UTF-8 reached the record's
+      // JSON detail, whose writer threw (exit 1, "[json.exception.type_error.316]").
+      {kHeader + row("9", "3.5", "Gemm", "64x128x128_64x128x64\xff"), {"row 1 (line 2)", "not valid UTF-8"}},
+      // Also the fuzzer's: a tile size past int64 threw std::stoll's out_of_range (exit 1).
+      {kHeader + row("9", "3.5", "Gemm", "64x128x99999999999999999999999_64x128x64"),
+       {"row 1 (line 2)", "'99999999999999999999999' is past a 64-bit size"}},
   };
   for (const Case& c : cases) {
     const Result r = import_csv(c.csv);

@@ -12,7 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/report.h"
+
+#include "db/tuning_db.h"
 #include "tests/cli/cli_driver.h"
+#include "tests/db/records_testing.h"
 #include "tests/temp_dir.h"
 
 namespace pto::cli {
@@ -93,6 +97,47 @@ TEST_F(ReportTest, AMissingDatabaseIsAnErrorAndWritesNothing) {
                                          testing::quoted((dir_->path() / "nothing").string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_->path() / "nothing"));
+}
+
+// A link to the database planted where the report goes (report.md -> tune.db, or a hard
+// link) was written through: the report replaced the database it was made of (exit 0,
+// found by scripts/probe_hostile.py). Now it is refused, naming both, and nothing is written.
+TEST_F(ReportTest, AReportOntoItsOwnDatabaseIsRefused) {
+  const std::filesystem::path db = dir_->path() / "own.db", folder = dir_->path() / "onto_db";
+  std::filesystem::copy_file(db_, db);
+  const std::string before = read(db);
+  std::filesystem::create_directory(folder);
+  std::filesystem::create_symlink(db, folder / "report.md");
+  std::filesystem::create_hard_link(db, folder / "report.html");
+  const testing::Result r = pto_tune("report --db " + testing::quoted(db.string()) + " --out " + testing::quoted(folder.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is the database itself"), std::string::npos) << r.err;
+  EXPECT_EQ(read(db), before);
+  EXPECT_TRUE(std::filesystem::is_symlink(folder / "report.md"));
+}
+
+// Issue 31, item 11: the page grew with the database (a row, a bar and a line per
+// workload, a point per record: 100,000 records made 68 MB). Now it shows the first
+// kMaxPageRows winners and plots a bounded share, saying so; report.md has every winner.
+TEST_F(ReportTest, ThePageOfALargeDatabaseIsBoundedAndTheMarkdownHasEveryWinner) {
+  const std::filesystem::path db = dir_->path() / "large.db", folder = dir_->path() / "large";
+  std::vector<search::TuningRecord> records;
+  for (int m = 1; m <= 2000; ++m)
+    records.push_back(db::testing::make_record("matmul|" + std::to_string(64 * m) + ",64,64|fp16",
+                                               R"({"cube":{"m":[16,16],"k":[64,64],"n":[64,64]}})", 1000.0 + m));
+  db::TuningDb::open(db.string())->commit(records);
+  const testing::Result r = pto_tune("report --db " + testing::quoted(db.string()) + " --out " + testing::quoted(folder.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read(folder / "report.html"), md = read(folder / "report.md");
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_LE(count(html, "<tr>"), kMaxPageRows + 1 + 10);  // the winners' rows, the header, the ranking table
+  EXPECT_NE(html.find("This page shows the first 500 of 2000 winners"), std::string::npos);
+  EXPECT_EQ(count(md, "\n| matmul/"), 2000u);
+  EXPECT_LT(html.size(), 600'000u) << "a page of " << html.size() << " bytes";
 }
 
 // Measures every SVG text box after layout and writes the overlaps, the plot count and

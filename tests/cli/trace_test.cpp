@@ -1,5 +1,7 @@
 // `pto-tune run --trace FILE`: the simulated timeline, written as Chrome Trace Event
 // JSON, labelled simulated; a usage error (exit 2, no file) off the sim backend.
+#include <sys/resource.h>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -48,6 +50,24 @@ TEST(RunTrace, OffTheSimBackendIsAUsageErrorAndWritesNothing) {
                                       testing::quoted(file.string()),
                                   {"--trace", "model"});
   EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+// Issue 31, item 11: with the default cap (200,000 slices, a 66 MB file) the trace of
+// softmax 65536x4096 took 1.14 GB (matmul 8192^3: 1.24 GB), its events held as JSON
+// values and the text copied twice on the way out; as text, 187 MB (without --trace:
+// 72 MB). The bound leaves room for the allocator, and fails at the old figure.
+TEST(RunTrace, TheDefaultCapKeepsMemoryNearTheFileSize) {
+  const pto::testing::TempDir dir("run_trace_memory");
+  const auto file = dir.path() / "t.json";
+  const testing::Result r = pto_tune("run --op softmax --shapes 65536,4096 --target ascend910b1 --trace " +
+                                     testing::quoted(file.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("capped"), std::string::npos) << r.err;
+  rusage usage{};
+  ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &usage), 0);
+  const int64_t peak_mb = usage.ru_maxrss / 1024;  // the largest child so far: this run
+  EXPECT_LT(peak_mb, 400) << "pto-tune run --trace peaked at " << peak_mb << " MB";
+  EXPECT_GT(std::filesystem::file_size(file), 50u << 20);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // write_output_file: a regular file is replaced whole; a symlink stays a link and its
 // target gets the text; /dev/null and a FIFO with a reader are written through, never
-// replaced; a folder or a FIFO nobody reads is an Io Error that changes nothing.
+// replaced; a folder, a FIFO nobody reads, a link that loops or a path that cannot be
+// written as named is a usage Error (exit 2: the path is the user's to fix; it was an
+// Io Error, exit 1, until scripts/probe_hostile.py said so) that changes nothing.
 #include "core/atomic_file.h"
 
 #include <sys/stat.h>
@@ -50,7 +52,7 @@ TEST(AtomicFile, WritesThroughDevicesAndReadFifosWithoutReplacingThem) {
   const testing::TempDir dir("atomic_fifo");
   const fs::path fifo = dir.path() / "pipe";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  pto::testing::expect_error([&] { write_output_file(fifo.string(), "lost", "a trace"); }, ErrorCategory::Io,
+  pto::testing::expect_error([&] { write_output_file(fifo.string(), "lost", "a trace"); }, ErrorCategory::Usage,
                              {"pipe", "a FIFO that nothing reads"});
   auto reader = std::async(std::launch::async, [&] { return read(fifo); });
   // The reader opens the FIFO; retry until it has (open for writing needs a reader).
@@ -71,10 +73,28 @@ TEST(AtomicFile, AFolderIsRefusedAndLeftAlone) {
   const testing::TempDir dir("atomic_folder");
   const fs::path folder = dir.path() / "results";
   fs::create_directory(folder);
-  pto::testing::expect_error([&] { write_output_file(folder.string(), "x", "a report"); }, ErrorCategory::Io,
+  pto::testing::expect_error([&] { write_output_file(folder.string(), "x", "a report"); }, ErrorCategory::Usage,
                              {"a report", "results", "not a regular file"});
   EXPECT_TRUE(fs::is_directory(folder));
   EXPECT_EQ(entries(dir.path()), 1u);
+}
+
+// A link that loops was replaced by a regular file (exit 0); a name too long, or a file
+// where a folder should be, were Io Errors (exit 1).
+TEST(AtomicFile, PathsThatCannotBeWrittenAsNamedAreUsageErrorsAndChangeNothing) {
+  const testing::TempDir dir("atomic_bad_paths");
+  const fs::path loop = dir.path() / "loop";
+  fs::create_symlink("loop", loop);
+  pto::testing::expect_error([&] { write_output_file(loop.string(), "x", "a trace"); }, ErrorCategory::Usage,
+                             {"a trace", "loop", "symbolic links"});
+  EXPECT_TRUE(fs::is_symlink(loop));
+  const std::string plain = dir.write("plain", "mine");
+  pto::testing::expect_error([&] { write_output_file(plain + "/out", "x", "the export file"); }, ErrorCategory::Usage,
+                             {"plain/out", "Not a directory"});
+  pto::testing::expect_error([&] { write_output_file((dir.path() / std::string(300, 'n')).string(), "x", "the report"); },
+                             ErrorCategory::Usage, {"File name too long"});
+  EXPECT_EQ(read(plain), "mine");
+  EXPECT_EQ(entries(dir.path()), 2u);
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 // 60,000-level value used to overflow the stack in the error-message helper), file
 // size when read (/dev/zero used to be read whole), and messages serialise only what
 // they show. Duplicate keys are accepted with a warning. Bad paths are usage errors.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <random>
 #include <string>
@@ -132,6 +136,36 @@ TEST(JsonRead, FilesThatAreMissingAFolderEmptyOrTooLargeAreUsageErrors) {
   }
   expect_error([&] { load_target(dir.str()); }, ErrorCategory::Usage, {"it is a folder"});
   expect_error([&] { load_target(empty); }, ErrorCategory::Usage, {"is empty"});
+}
+
+// A FIFO nobody writes made every reader of a named file (batch, target, config, import
+// files) wait forever in open(2) (found by scripts/probe_hostile.py: `batch FIFO` hung):
+// now it is an empty file. A pipe that has a writer (`batch <(generate)`, /dev/stdin) is
+// read whole. The read runs in a child under an alarm, so the test fails, not hangs.
+TEST(JsonRead, AFifoNobodyWritesIsEmptyNotAHang) {
+  TempDir dir("json_fifo");
+  const std::string fifo = dir.str() + "/list";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::alarm(10);
+    try {
+      json_read::read_text_file(fifo, "batch file");
+    } catch (const Error& e) {
+      ::_exit(std::string(e.what()).find("is empty") != std::string::npos ? 0 : 1);
+    }
+    ::_exit(2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << " (14: SIGALRM, it hung)";
+
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  ASSERT_EQ(::write(ends[1], "softmax 32,64\n", 14), 14);
+  ::close(ends[1]);
+  EXPECT_EQ(json_read::read_text_file("/proc/self/fd/" + std::to_string(ends[0]), "batch file"), "softmax 32,64\n");
+  ::close(ends[0]);
 }
 
 }  // namespace

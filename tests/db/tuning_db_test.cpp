@@ -515,6 +515,17 @@ TEST(TuningDb, BadImportsStoreNothing) {
   EXPECT_TRUE(db->records().empty());
 }
 
+// An export without "version" was read through a const json's operator[] on a missing
+// key (undefined behaviour: a crash, or whatever the bytes said); now a usage error.
+TEST(TuningDb, AnExportWithoutAVersionIsAUsageError) {
+  const TempDir dir("db_import_no_version");
+  auto db = TuningDb::open(dir.str() + "/t.db");
+  const std::string text = R"({"format":"pto-tune-configs","records":[]})";
+  expect_error([&] { db->import_json(dir.write("no_version.json", text)); }, ErrorCategory::Usage, {"no export format \"version\""});
+  expect_error([&] { records_from_export(text, "x.json"); }, ErrorCategory::Usage, {"x.json", "version"});
+  EXPECT_TRUE(db->records().empty());
+}
+
 // An import is checked as the tuner's own records are made: a record it could not have
 // written is refused, naming the record, and nothing of the file is stored.
 TEST(TuningDb, ImportedRecordsAreCheckedAsTunedOnesAre) {

@@ -104,3 +104,28 @@ def test_a_fork_while_threads_look_up_and_reload_leaves_the_child_a_working_look
         stop.set()
         for t in threads:
             t.join()
+
+
+def test_a_record_or_config_nested_past_what_json_dumps_takes_is_a_usage_error(db):
+    # Found by scripts/probe_hostile.py: json.dumps' RecursionError came through as it was.
+    deep = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(pto_tune.UsageError, match="nested too deep"):
+        pto_tune.Database(db).commit([{"workload": deep}])
+    with pytest.raises(pto_tune.UsageError, match="nested too deep"):
+        pto_tune.Config({"vec": deep})
+    assert list(pto_tune.Database(db).records()) == []
+
+
+def test_committed_records_are_checked_as_imported_ones_are(db):
+    # Found while reading: commit stored what import would refuse, and lookup served it.
+    database = pto_tune.Database(db)
+    huge = {"cube": {"m": [4096, 4096], "k": [4096, 4096], "n": [4096, 4096]}}
+    good = make_record("matmul|256,256,256|fp16", TILES, 100.0)
+    with pytest.raises(pto_tune.UsageError, match=r"records\[1\].*does not fit"):
+        database.commit([good, make_record("matmul|512,512,512|fp16", huge, 50.0)])
+    with pytest.raises(pto_tune.UsageError, match=r"records\[0\].*nosuch"):
+        database.commit([make_record("matmul|256,256,256|fp16", TILES, 100.0, backend="nosuch")])
+    assert list(database.records()) == []
+    assert database.commit([good]) == 1

@@ -93,6 +93,16 @@ TEST(BatchFile, BadEntriesAreProblemsNamingWhereAndTheRestSurvives) {
   EXPECT_EQ(json.problems[2].where, "entry 3");
 }
 
+// Found by tests/fuzz/batch_file_fuzz: the JSON form was parsed by the library
+// directly, so a number past a double's range threw the library's out_of_range (exit 1,
+// "[json.exception.out_of_range.406]"), and nesting had no bound.
+TEST(BatchFile, JsonPastADoubleOrNestedTooDeepIsAUsageError) {
+  expect_error([] { parse_batch(R"([{"op":"matmul","shapes":"64,64,64","weight":2e308}])", "w.json"); },
+               ErrorCategory::Usage, {"w.json", "not valid JSON", "2e308"});
+  expect_error([] { parse_batch("[" + std::string(100, '[') + std::string(101, ']'), "deep.json"); },
+               ErrorCategory::Usage, {"deep.json", "deeper than 64 levels"});
+}
+
 TEST(BatchFile, MalformedFilesAreUsageErrors) {
   expect_error([] { parse_batch("[{\"op\": \"matmul\",", "f.json"); }, ErrorCategory::Usage, {"f.json", "not valid JSON"});
   expect_error([] { parse_batch("", "empty.txt"); }, ErrorCategory::Usage, {"empty.txt", "no entries"});

@@ -85,6 +85,20 @@ TEST(TuningRecord, MalformedJsonNamesTheField) {
   testing::expect_error([&] { TuningRecord::from_json(extra); }, ErrorCategory::Usage, {"colour"});
 }
 
+// Text that is not UTF-8 (from a CSV, a foreign database row, a command line) could not
+// be written as JSON: each text field is checked, and named.
+TEST(TuningRecord, TextThatIsNotUtf8IsAUsageErrorNamingTheField) {
+  std::mt19937_64 rng(3);
+  const TuningRecord good = random_record(rng);
+  EXPECT_NO_THROW(good.check_text());
+  TuningRecord bad_host = good;
+  bad_host.measurement.host = "box\xff";
+  testing::expect_error([&] { bad_host.check_text(); }, ErrorCategory::Usage, {"measurement.host", "UTF-8"});
+  TuningRecord bad_strategy = good;
+  bad_strategy.strategy = "\xed\xa0\x80";  // a surrogate, not a character
+  testing::expect_error([&] { ImportChecker().check(bad_strategy); }, ErrorCategory::Usage, {"strategy", "UTF-8"});
+}
+
 TEST(TuningRecord, StaleReasonNamesTheOldVersion) {
   std::mt19937_64 rng(3);
   TuningRecord r = random_record(rng);
