@@ -241,7 +241,7 @@ Report make_report(const std::vector<TuningRecord>& records, const std::string& 
   const Table outcome = outcome_table(results), ranking = ranking_table(rankings(keys));
   const std::string header = std::to_string(records.size()) + " records, " + std::to_string(keys.size()) +
                              " workloads (workload, target, backend) from " + source +
-. sim times are simulated, model times predicted by the cost model (so the model is not "
+                             ". sim times are simulated, model times predicted by the cost model (so the model is not "
                              "scored against them); cpu times were measured on this machine, npu and command times on "
                              "the device their record names.";
   // The page's share of a large database (report.h); the Markdown has every winner.
