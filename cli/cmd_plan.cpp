@@ -34,6 +34,7 @@
 #include "cli/format_number.h"
 #include "core/error.h"
 #include "core/op_library.h"
+#include "core/parse_number.h"
 #include "cost_model/calibration_store.h"
 #include "cost_model/format_ns.h"
 #include "db/config_lookup.h"
@@ -62,16 +63,10 @@ struct SizeRange {
 };
 
 int64_t parse_size(const std::string& text, const std::string& shapes) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || used == 0 || v < 1)
+  const std::optional<int64_t> v = parse_int64(text);
+  if (!v || *v < 1)
     usage_error("--shapes: '" + text + "' in '" + shapes + "' is not a size >= 1");
-  return v;
+  return *v;
 }
 
 SizeRange parse_range(const std::string& shapes) {

@@ -574,8 +574,8 @@ void summarise_attention(const passes::Partition& p, const TiledKernel& k, const
   out.tile = {1, 1, a.row_blocks.tile, a.kv_blocks.tile};
   out.tile_counts = {s.batch, s.kv_heads, a.row_blocks.count, a.kv_blocks.count};
   out.tail = {1, 1, a.row_blocks.tail, a.kv_blocks.tail};
-  out.attention_tiles = {a.q_tile, a.kv_tile, a.splits, static_cast<int64_t>(a.order), a.qk.m, a.qk.k, a.qk.n,
-                         a.pv.m, a.pv.k, a.pv.n, a.v1_rows, a.v2_rows, a.preload};
+  out.attention = AttentionKernelTiles{a.q_tile, a.kv_tile, a.splits, static_cast<int64_t>(a.order), a.qk.m, a.qk.k,
+                                       a.qk.n, a.pv.m, a.pv.k, a.pv.n, a.v1_rows, a.v2_rows, a.preload};
   out.useful_flops = 4.0 * static_cast<double>(s.batch * s.heads) * visible_pairs(s) * static_cast<double>(s.dim);
   out.cube_a = s.q;
   out.cube_b = s.k;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,21 @@ struct TensorRead {
   bool l2_resident = false;
 };
 
+// A MIX (flash_attention) kernel's tiling as the model and the program key see it: the
+// loop blocks and their spread over the cores, each matmul's L0 tile, the vector stages'
+// row slices and how far QK runs ahead of PV (passes::AttentionTiling has the rest).
+struct AttentionKernelTiles {
+  int64_t q_tile = 0, kv_tile = 0, splits = 0, order = 0;
+  int64_t qk_m = 0, qk_k = 0, qk_n = 0;
+  int64_t pv_m = 0, pv_k = 0, pv_n = 0;
+  int64_t v1_rows = 0, v2_rows = 0;
+  int64_t preload = 0;
+  // Every field, in declaration order: what tells two programs apart.
+  std::array<int64_t, 13> fields() const {
+    return {q_tile, kv_tile, splits, order, qk_m, qk_k, qk_n, pv_m, pv_k, pv_n, v1_rows, v2_rows, preload};
+  }
+};
+
 struct KernelSummary {
   int kernel = -1;
   std::vector<NodeId> nodes;
@@ -77,8 +93,8 @@ struct KernelSummary {
   // looping over KV blocks (loop_steps over all tasks; the longest task's), and the tiles
   // handed between the Cube and the vector units (through the L2 workspace, or direct),
   // by the side that moves them (0: the Cube unit, 1: the vector units) and pipe.
-  // attention_tiles: q_tile, kv_tile, splits, order, the matmuls' L0 m/k/n, v1/v2 rows,
-  // the QK preload.
+  // `attention`: the kernel's tiling (the loop blocks, the stages' tiles), for the model
+  // and the program key.
   int64_t mix_tasks = 0;
   int64_t loop_steps = 0;
   int64_t longest_task_steps = 0;
@@ -86,7 +102,7 @@ struct KernelSummary {
   int64_t busiest_cluster_steps = 0, busiest_cluster_tasks = 0;
   std::array<std::array<double, kNumPipes>, 2> handoff_bytes{};
   std::array<std::array<int64_t, kNumPipes>, 2> handoff_moves{};
-  Shape attention_tiles;
+  std::optional<AttentionKernelTiles> attention;
 
   // Cube kernels.
   int64_t k_steps = 0;       // L1-level K iterations per cube task

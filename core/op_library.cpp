@@ -322,17 +322,17 @@ std::vector<OpDef> make_library() {
   using Binary = HostTensor (*)(const HostTensor&, const HostTensor&);
   auto unary = [&](const char* name, const char* summary, TensorGraph (*build)(const Workload&), Unary ref) {
     return OpDef{name, {"R", "C"}, summary, {}, float_types, build,
-                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, elementwise_hand_picked};
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, elementwise_hand_picked, {}};
   };
   auto binary = [&](const char* name, const char* summary, TensorGraph (*build)(const Workload&), Binary ref) {
     return OpDef{name, {"R", "C"}, summary, {}, every_type, build,
                  [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0], in[1])}; },
-                 elementwise_hand_picked};
+                 elementwise_hand_picked, {}};
   };
   auto row_reduce = [&](const char* name, const char* summary, std::vector<DType> types,
                         TensorGraph (*build)(const Workload&), Unary ref) {
     return OpDef{name, {"R", "C"}, summary, {}, std::move(types), build,
-                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, row_hand_picked};
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, row_hand_picked, {}};
   };
   return {
       {"matmul", {"M", "K", "N"}, "C[M,N] = A[M,K] x B[K,N] (Cube, fp32 accumulation)",

@@ -1,13 +1,13 @@
 #include "core/workload.h"
 
 #include <cctype>
-#include <charconv>
 #include <optional>
 #include <vector>
 
 #include "core/error.h"
 #include "core/shown_value.h"
 #include "core/expression.h"
+#include "core/parse_number.h"
 
 namespace pto {
 
@@ -26,15 +26,6 @@ std::vector<std::string> split(const std::string& text, std::string_view separat
     }
   }
   return pieces;
-}
-
-std::optional<int64_t> parse_int(const std::string& token) {
-  int64_t value = 0;
-  const char* end = token.data() + token.size();
-  const char* begin = token.data();
-  const auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
-  return value;
 }
 
 bool is_identifier(const std::string& s) {
@@ -100,7 +91,7 @@ Shape parse_shape_list(const std::string& text) {
   if (text.empty()) usage_error("bad shape '': expected sizes like 4096,4096,4096");
   Shape shape;
   for (const std::string& token : split(text, ",x")) {
-    const auto size = parse_int(token);
+    const auto size = parse_int64(token);
     if (token.empty()) usage_error("bad shape " + shown_value(text) + ": an empty size (separators are ',' and 'x')");
     if (!size || *size <= 0) {
       usage_error("bad shape " + shown_value(text) + ": " + shown_value(token) + " is not a positive integer");
@@ -117,7 +108,7 @@ std::map<std::string, int64_t> parse_attrs(const std::string& text) {
     const size_t eq = token.find('=');
     const std::string name = token.substr(0, eq);
     const std::string given = eq == std::string::npos ? "" : token.substr(eq + 1);
-    std::optional<int64_t> value = eq == std::string::npos ? std::nullopt : parse_int(given);
+    std::optional<int64_t> value = eq == std::string::npos ? std::nullopt : parse_int64(given);
     if (!value && is_dtype_attr(name) && !given.empty()) value = static_cast<int64_t>(parse_dtype(given));
     if (!is_identifier(name) || !value) {
       usage_error("bad attribute " + shown_value(token) + " in " + shown_value(text) + ": expected name=integer" +

@@ -346,8 +346,23 @@ struct CostModel::Impl {
 
   // The row slices a vector unit cuts a block's softmax (v1) or update (v2) into.
   static double unit_slices(const KernelSummary& k, double units, bool softmax) {
-    const Shape& a = k.attention_tiles;  // q_tile ... v1_rows, v2_rows (analyze.h)
-    return std::ceil(std::ceil(static_cast<double>(a[0]) / units) / static_cast<double>(softmax ? a[10] : a[11]));
+    const AttentionKernelTiles& a = *k.attention;
+    return std::ceil(std::ceil(static_cast<double>(a.q_tile) / units) /
+                     static_cast<double>(softmax ? a.v1_rows : a.v2_rows));
+  }
+
+  // The steady state's floor with a QK preload of P blocks: block j's S crosses to the
+  // vector units, its softmax runs, its P crosses back, and only then can the Cube's PV
+  // of j start, P blocks after its QK; likewise its O_j's round trip through the
+  // update. So P blocks take at least two hand-offs plus the stage in between (a
+  // matmul, half the Cube's step, or the softmax, about half the vector's): with a
+  // flag that takes thousands of cycles a shallow preload leaves the Cube waiting
+  // however fast either stage is.
+  template <typename T>
+  static T fifo_round_trip(const T& cube_step, const T& vector_step, double handoff_latency, int64_t preload,
+                           const Coefficients& c) {
+    const T trip = T::term(c, Coef::Latency, 2.0 * handoff_latency) + max(cube_step, vector_step) * 0.5;
+    return trip * (1.0 / static_cast<double>(std::max<int64_t>(preload, 1)));
   }
 
   // A MIX kernel (flash_attention): per KV block a Cube stage (K/V/P in, QK and PV on
@@ -399,7 +414,7 @@ struct CostModel::Impl {
                               T::term(c, Coef::Latency, (direct ? 0.0 : hm[1][pipe_mte3] * t.gm_write_latency) +
                                                                     k.aiv_gm_stores * t.gm_write_latency)) * per_unit;
     const int nbuffer = k.nbuffer;
-    const bool preloads = k.attention_tiles.at(12) >= 1;  // the QK preload (analyze.h)
+    const bool preloads = k.attention->preload >= 1;
     const double substeps = std::max(1.0, static_cast<double>(k.tmatmuls) * per);
     const std::array<T, 4> cube_pipes = {c_mte2, c_mte1, c_m, c_fix};
     const std::array<T, 3> vector_pipes = {v_mte2, v_v, v_mte3};
@@ -418,15 +433,16 @@ struct CostModel::Impl {
     // units and P's back to the Cube (O_j's overlaps the next block's QK).
     const double v1_slices = unit_slices(k, units, true);
     const T alternating_flags = T::term(c, Coef::Latency, 2.0 * t.cross_core_sync_latency);
-    const T block =
-        preloads ? max(cube_step, vector_step)
-                 : max(max(cube_step, vector_step), cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices)) +
-                       alternating_flags;
-    // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
-    // handed across once (the data's move and the flag that tells the other unit), and
-    // the output stored, one after another.
+    // One hand-off across units: the data's move and the flag that tells the other unit.
     const double handoff_latency =
         (direct ? t.l1_copy_latency : t.gm_write_latency + t.gm_read_latency) + t.cross_core_sync_latency;
+    const T block = preloads ? max(max(cube_step, vector_step), fifo_round_trip(cube_step, vector_step, handoff_latency,
+                                                                                  k.attention->preload, c))
+                             : max(max(cube_step, vector_step),
+                                   cube_step - c_mte2 + vector_step - v_mte2 * (1.0 - 1.0 / v1_slices)) +
+                                   alternating_flags;
+    // A task's first block cannot overlap anything: Q's load, then S, P and O_j each
+    // handed across once, and the output stored, one after another.
     const T chain = T::term(c, Coef::Latency, t.gm_read_latency + 3 * handoff_latency + t.gm_write_latency);
     const T fill = (preloads ? cube_step + vector_step - block : T{}) + chain;
     const double tasks = static_cast<double>(std::max<int64_t>(k.mix_tasks, 1));

@@ -5,6 +5,9 @@
 
 namespace pto {
 
+// 0.4.10: flash_attention's Cube-vector flags: the target's flag latency in the first
+// block's hand-off chain, two flags a block without a QK preload, and with one the round
+// trip of S, P and O_j that P blocks must cover;
 // 0.4.9: each kernel's n-buffer depth from the summary (the compiler picks it when the
 // config gives none), no longer the config's; atomic read-backs only for int32 split-K;
 // 0.4.8: the NPU model's flash_attention (MIX) kernel: tasks spread as dispatched, the
@@ -25,6 +28,6 @@ namespace pto {
 // the store beside the next load; n slots: compute waits for the store before it);
 // 0.4.2: the host model's run start per row of a vector tile narrower than its rows;
 // 0.4.1: the host model's graded cache tiers (0.3.1) and the NPU model's DMA bursts (0.4.0).
-inline constexpr const char* kCostModelVersion = "0.4.9";
+inline constexpr const char* kCostModelVersion = "0.4.10";
 
 }  // namespace pto

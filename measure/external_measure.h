@@ -13,6 +13,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tile_config.h"
@@ -44,6 +45,14 @@ struct ExternalAnswer {
   double max_abs_err = 0;       // with verified: the largest deviation it saw
   std::string device;           // where it ran, if the measurer said ("npu:0"); stored in the detail
 };
+
+// An answer that says the candidate could not be measured: `status` and why.
+inline ExternalAnswer failed_answer(Status status, std::string message) {
+  ExternalAnswer a;
+  a.status = status;
+  a.message = std::move(message);
+  return a;
+}
 
 // Answers one batch, one answer per candidate in order. A transport that cannot answer
 // at all (its command died) throws; the runner gives every candidate of the batch

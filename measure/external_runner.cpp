@@ -72,12 +72,13 @@ class ExternalRunner : public Runner {
     try {
       std::vector<ExternalAnswer> answers = measurer_.measure(batch);
       if (answers.size() == batch.candidates.size()) return answers;
-      failed = {Status::RUNTIME_ERROR, {}, "the measurer gave " + std::to_string(answers.size()) +
-                                             " answers for " + std::to_string(batch.candidates.size()) + " candidates"};
+      failed = failed_answer(Status::RUNTIME_ERROR, "the measurer gave " + std::to_string(answers.size()) +
+                                                        " answers for " + std::to_string(batch.candidates.size()) +
+                                                        " candidates");
     } catch (const ExternalTimeout& e) {
-      failed = {Status::TIMEOUT, {}, e.what()};
+      failed = failed_answer(Status::TIMEOUT, e.what());
     } catch (const std::exception& e) {
-      failed = {Status::RUNTIME_ERROR, {}, e.what()};
+      failed = failed_answer(Status::RUNTIME_ERROR, e.what());
     }
     return std::vector<ExternalAnswer>(batch.candidates.size(), failed);
   }

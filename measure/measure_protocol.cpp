@@ -70,7 +70,7 @@ ExternalAnswer answer_of(const json& entry, const std::string& path) {
   return a;
 }
 
-ExternalAnswer failure(const std::string& message) { return {Status::RUNTIME_ERROR, {}, message}; }
+ExternalAnswer failure(const std::string& message) { return failed_answer(Status::RUNTIME_ERROR, message); }
 
 }  // namespace
 

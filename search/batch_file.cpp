@@ -1,6 +1,5 @@
 #include "search/batch_file.h"
 
-#include <charconv>
 #include <cmath>
 #include <sstream>
 #include <string_view>
@@ -14,6 +13,7 @@
 #include "core/expression.h"
 #include "core/json_read.h"
 #include "core/op_library.h"
+#include "core/parse_number.h"
 
 namespace pto::search {
 
@@ -22,11 +22,9 @@ namespace {
 using nlohmann::json;
 
 int64_t parse_int(const std::string& text, const std::string& token) {
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  const auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end) usage_error("bad number " + shown_value(text) + " in " + shown_value(token));
-  return v;
+  const std::optional<int64_t> v = parse_int64(text);
+  if (!v) usage_error("bad number " + shown_value(text) + " in " + shown_value(token));
+  return *v;
 }
 
 double checked_weight(double w, const std::string& text) {

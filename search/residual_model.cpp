@@ -72,7 +72,8 @@ RidgeFit ridge(const Matrix& x, const std::vector<double>& y, double lambda) {
     a[i][i] += lambda;
   }
   cholesky(a);
-  RidgeFit fit{solve(a, b), 0};
+  RidgeFit fit;
+  fit.weights = solve(a, b);
   // Leave-one-out residual of row r: e_r / (1 - h_rr), h_rr = x_r^T A^-1 x_r, plus the
   // centring's own 1/n.
   for (size_t r = 0; r < n; ++r) {

@@ -138,7 +138,8 @@ uint64_t program_key(const TilingSummary& s, const TileConfig& c) {
     key.add(k.nbuffer);
     for (NodeId n : k.nodes) key.add(n);
     key.add(k.tile);
-    key.add(k.attention_tiles);
+    if (k.attention)
+      for (int64_t v : k.attention->fields()) key.add(v);
     key.add(k.tile_counts);
     key.add(k.tail);
     if (k.uses_cube && !k.vector_work.empty()) key.add(epilogue_tile(k, c.vec));

@@ -12,6 +12,7 @@
 #include "core/op_library.h"
 #include "core/target.h"
 #include "core/analyze.h"
+#include "cost_model/estimate.h"
 #include "measure/sim/simulator.h"
 #include "tests/random_attention_config.h"
 #include "tests/random_attrs.h"
@@ -148,6 +149,41 @@ TEST(SimCompiled, CrossCoreFlagsArriveAfterTheTargetsSyncLatency) {
   const Program matmul = compile(g, default_config(mm, g, target), target).program;
   EXPECT_EQ(cross_core_waits(matmul), 0);
   EXPECT_EQ(time_with(matmul, 0), time_with(matmul, 5000));
+}
+
+// With a QK preload of P blocks, each block's S, P and O_j make a round trip across the
+// Cube-vector flags that P blocks must cover: with the A2's thousands-of-cycles flag a
+// preload of 1 leaves the Cube waiting where 4 does not. The simulator shows it and the
+// cost model prices it (it priced both alike before, so that only measuring both told
+// them apart): random shapes, blocks and stage tiles with two buffers, each pair
+// differing in the preload alone.
+TEST(SimCompiled, AShallowPreloadWaitsOnTheFlagsRoundTripInTheSimulatorAndTheModel) {
+  const Target target = load_target("ascend910b1");
+  std::mt19937 rng(17);
+  int compared = 0;
+  for (int trial = 0; trial < 40 && compared < 6; ++trial) {
+    const int64_t sq = 256 + rng() % 512, skv = sq + rng() % 1024;
+    const Workload w = Workload::parse_key("flash_attention|1," + std::to_string(2 + rng() % 6) + "," +
+                                           std::to_string(sq) + "," + std::to_string(skv) + ",128|fp16|causal=" +
+                                           std::to_string(trial % 2));
+    const TensorGraph graph = build_graph(w);
+    const CostModel model(graph, target);
+    TileConfig shallow = testing::random_attention_config(rng, w);
+    shallow.nbuffer = 2;
+    shallow.attention->kv_split = 1;
+    shallow.attention->preload = 1;
+    TileConfig deep = shallow;
+    deep.attention->preload = 4;
+    if (!model.analyze(shallow).feasible || !model.analyze(deep).feasible) continue;
+    SCOPED_TRACE(w.key() + " " + shallow.to_string());
+    ++compared;
+    const double simulated = simulate(compile(graph, shallow, target).program, target).cycles /
+                             simulate(compile(graph, deep, target).program, target).cycles;
+    const double predicted = model.predict_ns(shallow) / model.predict_ns(deep);
+    EXPECT_GT(simulated, 1.05);
+    EXPECT_GT(predicted, 1.05);
+  }
+  EXPECT_GE(compared, 6);
 }
 
 // With split-K, the chunks of one output tile store fp32 partial sums that a Combine
