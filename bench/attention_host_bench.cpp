@@ -11,11 +11,14 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "core/config_chain.h"
 #include "core/target.h"
 #include "db/config_lookup.h"
 #include "measure/runner.h"
+#include "search/model_pick.h"
 
 namespace pto {
 namespace {
@@ -24,7 +27,7 @@ void Host(benchmark::State& state, const std::string& key) {
   const Workload w = Workload::parse_key(key);
   const Target host = load_target("host");
   const char* db = std::getenv("PTO_TUNE_DB");
-  db::DbConfigProvider lookup(db ? db : "");
+  ConfigChain lookup({std::make_shared<db::DbConfigProvider>(db ? db : ""), std::make_shared<search::ModelPickProvider>()});
   const ConfigChoice choice = lookup.choose(w, host);
   if (choice.source != ConfigSource::Exact)
     state.SetLabel("no tuned record in $PTO_TUNE_DB: " + choice.describe() + " config");

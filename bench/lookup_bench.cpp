@@ -1,6 +1,7 @@
 // Benchmarks of the JIT's config lookup on a tuning database (results/lookup_latency.md).
 //
-//   ExactHit/N      DbConfigProvider::choose for a tuned workload, N tuned records
+//   ExactHit/N      the JIT's lookup (core/config_chain.h: DbConfigProvider, then
+//                   ModelPickProvider) for a tuned workload, N tuned records
 //                   (target < 1 us)
 //   TransferShape/N a shape never asked before, served from the configs of the 4
 //                   nearest of N tuned shapes of the same op, dtype and target and
@@ -26,9 +27,11 @@
 #include <random>
 #include <unistd.h>
 
+#include "core/config_chain.h"
 #include "core/target.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
+#include "search/model_pick.h"
 
 namespace pto::db {
 namespace {
@@ -82,19 +85,25 @@ const std::string& db_100k() {
   return *path;
 }
 
+// The JIT's lookup over `database`: its answer, else the cost model's pick, else the default.
+std::unique_ptr<ConfigChain> jit_lookup(std::shared_ptr<DbConfigProvider> database) {
+  return std::make_unique<ConfigChain>(
+      std::vector<std::shared_ptr<ConfigProvider>>{std::move(database), std::make_shared<search::ModelPickProvider>()});
+}
+
 // Tuned records of one op, dtype and target: the nearest search scans all of them.
 // `transfer`: rank the nearest ones' configs (the default), or serve the nearest one's.
-DbConfigProvider& provider(size_t records, bool transfer = true) {
-  static std::map<std::pair<size_t, bool>, std::unique_ptr<DbConfigProvider>> providers;
+ConfigChain& provider(size_t records, bool transfer = true) {
+  static std::map<std::pair<size_t, bool>, std::unique_ptr<ConfigChain>> providers;
   auto& p = providers[{records, transfer}];
   LookupOptions options;
   if (!transfer) options.transfer_neighbours = 0;
-  if (!p) p = std::make_unique<DbConfigProvider>(tuned_matmuls(records), options);
+  if (!p) p = jit_lookup(std::make_shared<DbConfigProvider>(tuned_matmuls(records), options));
   return *p;
 }
 
 void ExactHit(benchmark::State& state) {
-  DbConfigProvider& p = provider(state.range(0));
+  ConfigChain& p = provider(state.range(0));
   const Workload w{"matmul", tuned_matmuls(1).front().workload.shape, DType::F16, {}};
   if (p.choose(w, npu()).source != ConfigSource::Exact) state.SkipWithError("not an exact hit");
   for (auto _ : state) benchmark::DoNotOptimize(p.choose(w, npu()));
@@ -103,7 +112,7 @@ BENCHMARK(ExactHit)->Arg(1000)->Arg(10000);
 
 // Shapes never tuned and never asked before (odd sizes; `next` counts across
 // repetitions too, since a shape asked before is a memoized answer), each looked up once.
-void untuned_lookups(benchmark::State& state, DbConfigProvider& p, int64_t& next,
+void untuned_lookups(benchmark::State& state, ConfigChain& p, int64_t& next,
                      std::initializer_list<ConfigSource> expected) {
   for (auto _ : state) {
     ++next;
@@ -123,7 +132,7 @@ BENCHMARK(TransferShape)->Arg(100)->Arg(1000)->Arg(10000);
 
 // A shape served by a transfer once, then asked again: the memo's answer.
 void TransferMemo(benchmark::State& state) {
-  DbConfigProvider& p = provider(state.range(0));
+  ConfigChain& p = provider(state.range(0));
   const Workload w{"matmul", {12345, 1001, 515}, DType::F16, {}};
   const ConfigSource first = p.choose(w, npu()).source;
   if (first != ConfigSource::Transfer && first != ConfigSource::Default) state.SkipWithError("not a transfer");
@@ -138,12 +147,13 @@ void NearestShape(benchmark::State& state) {
 BENCHMARK(NearestShape)->Arg(100)->Arg(1000)->Arg(10000);
 
 void ModelPick(benchmark::State& state) {
-  DbConfigProvider p(std::vector<search::TuningRecord>{});
+  const std::unique_ptr<ConfigChain> p =
+      jit_lookup(std::make_shared<DbConfigProvider>(std::vector<search::TuningRecord>{}));
   static int64_t i = 0;
   for (auto _ : state) {
     ++i;
     const Workload w{"matmul", {1000 + i, 4096, 1024}, DType::F16, {}};
-    benchmark::DoNotOptimize(p.choose(w, npu()));
+    benchmark::DoNotOptimize(p->choose(w, npu()));
   }
 }
 BENCHMARK(ModelPick)->Unit(benchmark::kMillisecond);

@@ -1,5 +1,6 @@
-// `pto-tune lookup`: what the JIT would compile a workload with — the config the tuning
-// database serves through db::DbConfigProvider, the PyPTO calls that set it, and where
+// `pto-tune lookup`: what the JIT would compile a workload with — the config its
+// fallback order serves (core/config_chain.h: the tuning database's db::DbConfigProvider,
+// then the cost model's pick, then the default), the PyPTO calls that set it, and where
 // it came from (exact, nearest tuned shape, the cost model's pick, the default; stale
 // when made under other versions or another description of the target); with --emit
 // pypto, the config's PyPTO module (core/pypto_module.h) instead, with --dynamic DIM a
@@ -17,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/fraction.h"
 #include "cli/format_number.h"
+#include "core/config_chain.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
@@ -25,6 +27,7 @@
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "measure/runner.h"
+#include "search/model_pick.h"
 
 namespace pto::cli {
 
@@ -68,7 +71,7 @@ Shape bucket_bounds(const po::variables_map& vm, const db::DbConfigProvider& pro
 
 // With --dynamic: the config the JIT would use at each bucket's bound.
 ShapeBuckets shape_buckets(const po::variables_map& vm, const Workload& w, const Target& t,
-                           db::DbConfigProvider& provider) {
+                           const db::DbConfigProvider& provider, ConfigChain& lookup) {
   if (vm.count("buckets") && !vm.count("dynamic")) usage_error("--buckets needs --dynamic DIM");
   if (!vm.count("dynamic")) return {};
   ShapeBuckets out;
@@ -77,35 +80,35 @@ ShapeBuckets shape_buckets(const po::variables_map& vm, const Workload& w, const
   for (int64_t bound : bucket_bounds(vm, provider, w, out.dim, t)) {
     Workload at = w;
     at.shape[out.dim] = bound;
-    const ConfigChoice choice = provider.choose(at, t);
+    const ConfigChoice choice = lookup.choose(at, t);
     out.buckets.push_back({bound, choice.config, at.key() + ": " + choice.describe()});
   }
   return out;
 }
 
-// Whether candidate `c` of `e` is the one served (the default, or the neighbour whose
-// tuned shape the choice names).
-bool served(const db::LookupExplanation& e, const db::TransferCandidate& c) {
-  if (e.choice.source == ConfigSource::Default) return !c.from_shape;
-  return c.from_shape && e.choice.from_shape && *c.from_shape == *e.choice.from_shape;
+// Whether candidate `c` of a transfer's ranking is the one served, `choice` (the
+// default, or the neighbour whose tuned shape the choice names).
+bool served(const ConfigChoice& choice, const db::TransferCandidate& c) {
+  if (choice.source == ConfigSource::Default) return !c.from_shape;
+  return c.from_shape && choice.from_shape && *c.from_shape == *choice.from_shape;
 }
 
 // With --explain: the candidates a transfer ranked, each priced for this shape, and why
 // the winner won.
-nlohmann::json explanation_json(const db::LookupExplanation& e) {
+nlohmann::json explanation_json(const db::LookupExplanation& e, const ConfigChoice& choice) {
   nlohmann::json candidates = nlohmann::json::array();
   for (const db::TransferCandidate& c : e.candidates)
     candidates.push_back({{"from_shape", c.from_shape ? nlohmann::json(*c.from_shape) : nlohmann::json(nullptr)},
                           {"default", !c.from_shape},
                           {"config", c.config.to_json()},
                           {"predicted_ns", std::isfinite(c.predicted_ns) ? nlohmann::json(c.predicted_ns) : nullptr},
-                          {"served", served(e, c)}});
-  return {{"candidates", candidates}, {"margin", e.margin}, {"winner", e.choice.describe()}, {"reason", e.choice.reason}};
+                          {"served", served(choice, c)}});
+  return {{"candidates", candidates}, {"margin", e.margin}, {"winner", choice.describe()}, {"reason", choice.reason}};
 }
 
-void print_explanation(const db::LookupExplanation& e) {
+void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choice) {
   if (e.candidates.empty()) {
-    std::cout << "explain: no transfer ranking took place (" << e.choice.describe() << ")\n";
+    std::cout << "explain: no transfer ranking took place (" << choice.describe() << ")\n";
     return;
   }
   const double fallback = e.candidates.front().predicted_ns;
@@ -118,10 +121,10 @@ void print_explanation(const db::LookupExplanation& e) {
     rows.push_back({c.from_shape ? "tuned " + shape_dims(*c.from_shape) : "the op's default",
                     finite ? format_ns(c.predicted_ns) : "does not fit",
                     finite && c.from_shape ? format_number("%+.1f %%", 100 * (c.predicted_ns / fallback - 1)) : "",
-                    served(e, c) ? "served" : "", c.config.to_string()});
+                    served(choice, c) ? "served" : "", c.config.to_string()});
   }
   print_table(std::cout, {"candidate", "predicted", "vs default", "", "config"}, rows);
-  std::cout << "winner: " << e.choice.describe() << "\n";
+  std::cout << "winner: " << choice.describe() << "\n";
 }
 
 }  // namespace
@@ -185,13 +188,14 @@ int run_lookup(const Args& args) {
   lookup_options.strict = (*vm)["strict"].as<bool>();
   if (vm->count("transfer-margin"))
     lookup_options.transfer_margin = parse_fraction("--transfer-margin", (*vm)["transfer-margin"].as<std::string>(), true);
-  db::DbConfigProvider provider(path, lookup_options);
+  const auto provider = std::make_shared<db::DbConfigProvider>(path, lookup_options);
+  ConfigChain lookup({provider, std::make_shared<search::ModelPickProvider>()});
   const bool explain = (*vm)["explain"].as<bool>();
   if (explain && emit_pypto) usage_error("--explain is an option of the text and --json output, not of --emit pypto");
-  const db::LookupExplanation explanation = explain ? provider.explain(w, target) : db::LookupExplanation{};
-  const ConfigChoice choice = explain ? explanation.choice : provider.choose(w, target);
+  const db::LookupExplanation explanation = explain ? provider->explain(w, target) : db::LookupExplanation{};
+  const ConfigChoice choice = explanation.choice ? *explanation.choice : lookup.choose(w, target);
   if (!emit_pypto && vm->count("dynamic")) usage_error("--dynamic is an option of --emit pypto");
-  const ShapeBuckets buckets = shape_buckets(*vm, w, target, provider);
+  const ShapeBuckets buckets = shape_buckets(*vm, w, target, *provider, lookup);
 
   if (emit_pypto) {
     const ModuleNote note{"pto-tune lookup in " + path + ": " + config_source_name(choice.source) +
@@ -212,16 +216,16 @@ int run_lookup(const Args& args) {
                      {"pypto", pypto_calls(choice.config)},
                      {"db", path}};
     if (choice.from_shape) j["from_shape"] = *choice.from_shape;
-    if (explain) j["explain"] = explanation_json(explanation);
+    if (explain) j["explain"] = explanation_json(explanation, choice);
     print_json(std::cout, j);
     return 0;
   }
-  std::cout << "# " << w.key() << " on " << target.name << " (" << provider.size() << " tuned records in "
+  std::cout << "# " << w.key() << " on " << target.name << " (" << provider->size() << " tuned records in "
             << path << ")\n"
             << "source: " << choice.describe() << "\n"
             << "config: " << choice.config.to_string() << "\n"
             << pypto_snippet(choice.config) << "\n";
-  if (explain) print_explanation(explanation);
+  if (explain) print_explanation(explanation, choice);
   return 0;
 }
 

@@ -33,6 +33,7 @@
 #include "cli/fraction.h"
 #include "cli/format_number.h"
 #include "core/error.h"
+#include "core/config_chain.h"
 #include "core/op_library.h"
 #include "core/parse_number.h"
 #include "cost_model/calibration_store.h"
@@ -40,6 +41,7 @@
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "measure/runner.h"
+#include "search/model_pick.h"
 #include "search/strategy.h"
 #include "search/tuner.h"
 
@@ -247,7 +249,9 @@ class Planner {
     db::LookupOptions lookup_options;
     lookup_options.backends = {backend_};
     if (transfer_margin_) lookup_options.transfer_margin = *transfer_margin_;
-    const ConfigChoice served = db::DbConfigProvider(records, lookup_options).choose(w, target_);
+    ConfigChain lookup({std::make_shared<db::DbConfigProvider>(records, lookup_options),
+                        std::make_shared<search::ModelPickProvider>()});
+    const ConfigChoice served = lookup.choose(w, target_);
     c.served = served.describe();
     c.served_config = served.config;
     const search::TuneResult tuned = tune(c.mid);

@@ -21,7 +21,9 @@
 #include "core/warning.h"
 #include "cost_model/estimate.h"
 #include "cost_model/format_ns.h"
+#include "measure/model_estimate.h"
 #include "measure/runner.h"
+#include "measure/sim/sim_report.h"
 #include "measure/sim/simulator.h"
 #include "measure/sim/trace.h"
 
@@ -59,10 +61,10 @@ std::vector<std::vector<std::string>> simulator_rows(const sim::SimResult& r, co
 
 // The rows of a simulated result: the simulator's report, or the cost model's time and bound.
 std::vector<std::vector<std::string>> simulated_rows(const measure::Measurement& m, const Target& target) {
-  if (m.sim_report) return simulator_rows(*m.sim_report, m, target);
+  if (const sim::SimResult* report = sim::sim_report(m)) return simulator_rows(*report, m, target);
   std::vector<std::vector<std::string>> rows = {
       {"time", format_ns(m.stats.median_ns) + " predicted by the cost model (not measured)"}};
-  if (m.model_estimate) rows.push_back({"bound", bound_name(m.model_estimate->bound)});
+  if (const Estimate* estimate = measure::model_estimate(m)) rows.push_back({"bound", bound_name(estimate->bound)});
   return rows;
 }
 

@@ -1,7 +1,8 @@
 // The JIT entry point: compile a workload with the best config known for it.
 //
-// The JIT never tunes on the hot path. It asks a ConfigProvider (implemented by db/
-// on top of the tuning database: db/config_lookup.h) and falls back to the op's
+// The JIT never tunes on the hot path. It asks a ConfigProvider (usually a ConfigChain,
+// core/config_chain.h: the tuning database's provider, db/config_lookup.h, then the cost
+// model's pick, search/model_pick.h, then the op's default) and falls back to the op's
 // default config when the provider has nothing or what it has does not compile for
 // this shape and target. Every answer carries its provenance (ConfigChoice), so a
 // caller can say where each config came from and whether it is stale.

@@ -2,28 +2,27 @@
 // records (TuningDb::best_configs(), or records in memory put in the same form) and
 // add() files each under its workload key (records of other fingerprints chained from
 // it) and its family (op, dtype, attrs, rank, fingerprint), whose shapes finish()
-// indexes; choose() walks the fallback order (exact hit, transfer or nearest, stale
-// exact, model_pick, default) and memoizes the slow answers; explain() gives the same
-// answer with the candidates transfer() ranked (rank_transfer: the margin rule).
+// indexes; answer() walks the database's steps (exact hit, transfer or nearest, stale
+// exact); explain() gives the same answer with the candidates transfer() ranked
+// (rank_transfer: the margin rule).
 #include "db/config_lookup.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <optional>
-#include <shared_mutex>
 #include <string_view>
 #include <unordered_map>
 
 #include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
+#include "core/target_fingerprints.h"
 #include "cost_model/estimate.h"
+#include "cost_model/target_cost_models.h"
 #include "db/shape_index.h"
 #include "db/tuning_db.h"
-#include "search/space_generator.h"
 
 namespace pto::db {
 
@@ -92,12 +91,12 @@ std::string percent(double fraction) {
 
 // What one wanted shape is checked and priced with, each built on first use: the cost
 // model (with the target's default coefficients, made from the provider's model of the
-// target), or, for the unranked nearest or a target the model cannot describe, the
-// analyzer alone. The graph is built once.
+// target: TargetCostModels), or, for the unranked nearest or a target the model cannot
+// describe, the analyzer alone. The graph is built once.
 class ShapePricing {
  public:
-  ShapePricing(TensorGraph g, const Target& t, std::function<std::optional<CostModel>(const TensorGraph&)> make_model)
-      : graph(std::move(g)), target(t), make_model_(std::move(make_model)) {}
+  ShapePricing(TensorGraph g, const Target& t, TargetCostModels& models)
+      : graph(std::move(g)), target(t), models_(models) {}
 
   const TensorGraph graph;
   const Target& target;
@@ -106,7 +105,7 @@ class ShapePricing {
   const CostModel* model() {
     if (!tried_model_) {
       tried_model_ = true;
-      model_ = make_model_(graph);
+      model_ = models_.for_graph(graph, target);
     }
     return model_ ? &*model_ : nullptr;
   }
@@ -118,7 +117,7 @@ class ShapePricing {
   }
 
  private:
-  std::function<std::optional<CostModel>(const TensorGraph&)> make_model_;
+  TargetCostModels& models_;
   bool tried_model_ = false;
   std::optional<CostModel> model_;
   std::optional<Analyzer> analyzer_;
@@ -176,10 +175,8 @@ struct DbConfigProvider::Index {
   enum Fit : uint8_t { kUnchecked, kFits, kDoesNotFit };
   std::unique_ptr<std::atomic<uint8_t>[]> fits;
 
-  std::shared_mutex mutex;  // guards the three memos below
-  std::unordered_map<std::string, std::string> fingerprints;  // target name -> fingerprint
-  std::unordered_map<std::string, ConfigChoice> answers;      // workload key + fingerprint
-  std::unordered_map<std::string, CostModel> target_models;  // by fingerprint (cost_model())
+  TargetFingerprints fingerprints;
+  TargetCostModels target_models;
 
   explicit Index(LookupOptions o) : options(std::move(o)) {}
 
@@ -250,16 +247,6 @@ struct DbConfigProvider::Index {
     }
   }
 
-  const std::string& fingerprint(const Target& t) {
-    {
-      std::shared_lock lock(mutex);
-      if (const auto it = fingerprints.find(t.name); it != fingerprints.end()) return it->second;
-    }
-    std::string fp = t.fingerprint();
-    std::unique_lock lock(mutex);
-    return fingerprints.emplace(t.name, std::move(fp)).first->second;
-  }
-
   // Whether the exact hit `hit` of `w` may be served on `t`: analyzed once, with one
   // warning when it does not fit.
   bool fits_target(const Tuned& hit, const Workload& w, const std::string& workload_key, const Target& t) {
@@ -285,28 +272,6 @@ struct DbConfigProvider::Index {
         "tuned for target '" + t.name + "' with fingerprint " + target(*other).fingerprint + " (now " + fp + ")";
     if (!other->stale_reason.empty()) reason += ", " + other->stale_reason;
     return ConfigChoice{config(*other), ConfigSource::Exact, {}, true, reason};
-  }
-
-  // The cost model of `graph` on `t` with the target's default coefficients: the
-  // first shape's model of a target is kept, and every later one made from it
-  // (CostModel::for_graph), so that the target's description is hashed and tabulated
-  // once per provider, not per shape. Null where the model cannot describe the target.
-  std::optional<CostModel> cost_model(const TensorGraph& graph, const Target& t, const std::string& fp) {
-    {
-      std::shared_lock lock(mutex);
-      // Entries are never erased: the reference outlives the lock.
-      if (const auto it = target_models.find(fp); it != target_models.end()) {
-        lock.unlock();
-        return it->second.for_graph(graph);
-      }
-    }
-    try {
-      CostModel model(graph, t, Coefficients::defaults(t));
-      std::unique_lock lock(mutex);
-      return target_models.emplace(fp, std::move(model)).first->second.for_graph(graph);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
   }
 
   // Up to `most` tuned shapes nearest to this one whose configs fit it (`fits`), nearest
@@ -355,36 +320,26 @@ struct DbConfigProvider::Index {
     return pick;
   }
 
-  // The cost model's best of a deterministic sample of the space (a sample, not the
-  // first candidates in index order, which are all small tiles) and the default.
-  std::optional<ConfigChoice> model_pick(const Workload& w, ShapePricing& pricing) const {
-    if (options.model_candidates == 0) return std::nullopt;
-    const CostModel* model = pricing.model();
-    if (!model) return std::nullopt;  // a target the model cannot describe: the default will do
-    try {
-      const search::SpaceGenerator space = search::SpaceGenerator::for_workload(w, pricing.target);
-      std::vector<TileConfig> candidates = space.sample(options.model_candidates, /*seed=*/1);
-      candidates.push_back(space.baseline());
-      std::vector<double> predicted(candidates.size());
-      model->score(candidates, predicted);
-      const size_t best = std::min_element(predicted.begin(), predicted.end()) - predicted.begin();
-      if (!std::isfinite(predicted[best])) return std::nullopt;
-      return ConfigChoice{candidates[best], ConfigSource::Model, {}, false, {}};
-    } catch (const Error&) {
-      return std::nullopt;
-    }
+  // Step 1: a fresh record of this workload whose config fits.
+  std::optional<ConfigChoice> exact(const Workload& w, const std::string& workload_key, const Target& t,
+                                    const std::string& fp) {
+    if (const Tuned* hit = record(workload_key, &fp, nullptr);
+        hit && hit->stale_reason.empty() && fits_target(*hit, w, workload_key, t))
+      return ConfigChoice{config(*hit), ConfigSource::Exact, {}, false, {}};
+    return std::nullopt;
   }
 
-  std::optional<ConfigChoice> exact(const Workload& w, const std::string& workload_key, const Target& t,
-                                    const std::string& fp);
-
-  ConfigChoice slow_path(const Workload& w, const std::string& workload_key, const Target& t, const std::string& fp,
-                         std::vector<TransferCandidate>* ranked = nullptr) {
-    ShapePricing pricing(build_graph(w), t, [&](const TensorGraph& g) { return cost_model(g, t, fp); });
-    if (auto hit = transfer(w, workload_key, fp, pricing, ranked)) return *hit;
-    if (auto old = stale_exact(workload_key, t, fp); old && pricing.fits(old->config)) return *old;
-    if (auto pick = model_pick(w, pricing)) return *pick;
-    return {default_config(w, pricing.graph, t), ConfigSource::Default, {}, false, {}};
+  // The steps of db/config_lookup.h in order; `ranked`, when given, gets what a
+  // transfer ranked.
+  std::optional<ConfigChoice> answer(const Workload& w, const Target& t,
+                                     std::vector<TransferCandidate>* ranked = nullptr) {
+    const std::string workload_key = w.key();
+    const std::string& fp = fingerprints.of(t);
+    if (auto hit = exact(w, workload_key, t, fp)) return hit;
+    ShapePricing pricing(build_graph(w), t, target_models);
+    if (auto hit = transfer(w, workload_key, fp, pricing, ranked)) return hit;
+    if (auto old = stale_exact(workload_key, t, fp); old && pricing.fits(old->config)) return old;
+    return std::nullopt;
   }
 };
 
@@ -410,51 +365,16 @@ DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions option
 
 DbConfigProvider::~DbConfigProvider() = default;
 
-std::optional<ConfigChoice> DbConfigProvider::lookup(const Workload& w, const Target& t) { return choose(w, t); }
-
-std::optional<ConfigChoice> DbConfigProvider::Index::exact(const Workload& w, const std::string& workload_key,
-                                                            const Target& t, const std::string& fp) {
-  if (const Tuned* hit = record(workload_key, &fp, nullptr);
-      hit && hit->stale_reason.empty() && fits_target(*hit, w, workload_key, t))
-    return ConfigChoice{config(*hit), ConfigSource::Exact, {}, false, {}};
-  return std::nullopt;
-}
-
-ConfigChoice DbConfigProvider::choose(const Workload& w, const Target& t) {
-  Index& index = *index_;
-  const std::string workload_key = w.key();
-  const std::string& fp = index.fingerprint(t);
-  if (auto hit = index.exact(w, workload_key, t, fp)) return *hit;
-  const std::string key = workload_key + '\n' + fp;
-  {
-    std::shared_lock lock(index.mutex);
-    if (const auto it = index.answers.find(key); it != index.answers.end()) return it->second;
-  }
-  ConfigChoice answer = index.slow_path(w, workload_key, t, fp);
-  std::unique_lock lock(index.mutex);
-  if (index.answers.size() >= kMaxMemoized) index.answers.clear();
-  return index.answers.emplace(key, std::move(answer)).first->second;
-}
+std::optional<ConfigChoice> DbConfigProvider::lookup(const Workload& w, const Target& t) { return index_->answer(w, t); }
 
 LookupExplanation DbConfigProvider::explain(const Workload& w, const Target& t) {
-  Index& index = *index_;
-  const std::string workload_key = w.key();
-  const std::string& fp = index.fingerprint(t);
   LookupExplanation out;
-  out.margin = index.options.transfer_margin;
-  if (auto hit = index.exact(w, workload_key, t, fp)) {
-    out.choice = std::move(*hit);
-    return out;
-  }
-  out.choice = index.slow_path(w, workload_key, t, fp, &out.candidates);
+  out.margin = index_->options.transfer_margin;
+  out.choice = index_->answer(w, t, &out.candidates);
   return out;
 }
 
 size_t DbConfigProvider::size() const { return index_->tuned.size(); }
-size_t DbConfigProvider::memoized() const {
-  std::shared_lock lock(index_->mutex);
-  return index_->answers.size();
-}
 const std::string& DbConfigProvider::location() const { return index_->location; }
 const std::string& DbConfigProvider::load_warning() const { return index_->load_warning; }
 

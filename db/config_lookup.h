@@ -1,8 +1,12 @@
 // DbConfigProvider: the JIT's ConfigProvider (core/jit.h) on a tuning database — the
-// runtime side of the tuner. It reads the database once, into an immutable in-memory
-// index, and never measures or writes; lookups are thread-safe.
+// runtime side of the tuner, and the first step of the JIT's fallback order
+// (core/config_chain.h: this, then the cost model's pick, search/model_pick.h, then the
+// op's default). It reads the database once, into an immutable in-memory index, and
+// never measures or writes; lookups are thread-safe and are not memoized (the chain
+// memoizes them).
 //
-// The fallback order, each step reported in the answer's ConfigChoice:
+// What it serves, each step reported in the answer's ConfigChoice, and nothing (the
+// chain's next step) when none applies:
 //   1. exact: a tuned record of this workload (op, shape, dtype, attrs) on this target
 //      whose config core::analyze finds feasible here (checked on its first hit: a
 //      record imported or edited from elsewhere may not fit, and is then skipped with
@@ -20,10 +24,7 @@
 //      and the default is the floor the JIT must not fall below. With
 //      transfer_neighbours 0, or where the model cannot score the target, the nearest
 //      feasible shape's config as it is (nearest);
-//   3. model: the cost model's best among a seeded sample of the search space
-//      (search/space_generator.h) and the default, LookupOptions::model_candidates
-//      of them, so that the pick takes milliseconds;
-//   4. default: the op's default config.
+//   3. stale: the stale exact record (below) when its config fits here.
 // Stale records — made under other compiler or cost-model versions, or for the same
 // target name with another fingerprint (its description changed) — are never served as
 // fresh: a fresh record wins wherever there is one, and when an exact hit is stale it
@@ -37,15 +38,11 @@
 // of the workload key, not a hash of the target description. A process that changes a
 // target's description under the same name makes a new provider.
 //
-// Answers for a workload are memoized: a nearest or model pick is worked out once. The
-// memo holds at most kMaxMemoized answers and starts over when full, so that a process
-// asking for ever new shapes (a JIT of dynamic shapes) does not grow without bound.
-//
 // The JIT degrades rather than dies: a database that cannot be read (corrupt, not a
 // tuning database, a schema this build does not know, unreadable) is served as if it
-// were missing — the model's pick or the default — with a warning that names the file
-// and why; LookupOptions::strict makes it the error instead. Either way the file is
-// left as it was.
+// were missing — nothing, so the model's pick or the default — with a warning that
+// names the file and why; LookupOptions::strict makes it the error instead. Either way
+// the file is left as it was.
 #pragma once
 
 #include <memory>
@@ -74,10 +71,6 @@ struct LookupOptions {
   // ranked on. The tuner's records do not reach the lookup with their predictions, so
   // it is one figure for every op.
   double transfer_margin = 0.03;
-  // How many candidates of the space the cost model scores for one model pick (a
-  // seeded sample, plus the default); 0 skips step 3. 256 cost about 60 ms of CPU
-  // for a matmul on ascend910b1 (results/lookup_latency.md); the answer is memoized.
-  size_t model_candidates = 256;
   // A database that cannot be read is an error (the Db or Io Error of the file)
   // instead of a warning and no records.
   bool strict = false;
@@ -93,9 +86,9 @@ struct TransferCandidate {
   double predicted_ns = 0;          // the cost model's, for the wanted shape
 };
 
-// An answer with the ranking behind it (`pto-tune lookup --explain`).
+// The database's answer with the ranking behind it (`pto-tune lookup --explain`).
 struct LookupExplanation {
-  ConfigChoice choice;
+  std::optional<ConfigChoice> choice;  // none: the database has nothing, the chain's next step serves
   // What a transfer ranked: the op's default first, then the neighbours' configs,
   // nearest first. Empty when no ranking took place (an exact hit, no neighbour, ...).
   std::vector<TransferCandidate> candidates;
@@ -105,7 +98,7 @@ struct LookupExplanation {
 class DbConfigProvider : public ConfigProvider {
  public:
   // Loads the database at `path` read-only (a missing file is an empty database: every
-  // lookup falls to the model or the default) through TuningDb::best_configs(). A file
+  // lookup answers nothing) through TuningDb::best_configs(). A file
   // that cannot be read is served as a missing one, with a warning (see above), or with
   // LookupOptions::strict is the Error saying why; the file is never changed.
   explicit DbConfigProvider(const std::string& path, LookupOptions options = {});
@@ -113,16 +106,12 @@ class DbConfigProvider : public ConfigProvider {
   explicit DbConfigProvider(const std::vector<search::TuningRecord>& records, LookupOptions options = {});
   ~DbConfigProvider() override;
 
-  // Always answers (the default at worst); never nullopt.
+  // Steps 1-3 above; nullopt when none applies.
   std::optional<ConfigChoice> lookup(const Workload& w, const Target& t) override;
-  ConfigChoice choose(const Workload& w, const Target& t);
-  // choose()'s answer with the candidates it ranked; worked out afresh, not memoized.
+  // lookup()'s answer with the candidates it ranked.
   LookupExplanation explain(const Workload& w, const Target& t);
 
-  static constexpr size_t kMaxMemoized = size_t{1} << 16;
-
   size_t size() const;  // tuned records in the index
-  size_t memoized() const;  // answers in the memo; at most kMaxMemoized
   const std::string& location() const;
   // The warning given when the database at location() could not be read (none of it
   // is served), naming the file and why; empty when it was read (or is missing).

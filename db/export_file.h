@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "search/imported_measurements.h"
+#include "search/tuning_record.h"
 
 namespace pto::db {
 

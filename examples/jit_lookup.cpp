@@ -3,23 +3,28 @@
 //
 //   jit_lookup [DB]      (default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db)
 //
-// For each workload it asks db::DbConfigProvider for a config (never measuring),
-// compiles with jit_compile (cached: the second call of a workload compiles nothing),
-// runs the program on the CPU runtime, checks it against the op's fp64 reference, and
-// prints where the config came from: exact, nearest tuned shape, the cost model's pick
-// or the default (marked stale when tuned under another compiler version).
+// For each workload it asks the JIT's fallback order for a config (never measuring): a
+// ConfigChain (core/config_chain.h) of the database's db::DbConfigProvider and the cost
+// model's search::ModelPickProvider, then the default. It compiles with jit_compile
+// (cached: the second call of a workload compiles nothing), runs the program on the CPU
+// runtime, checks it against the op's fp64 reference, and prints where the config came
+// from: exact, nearest tuned shape, the cost model's pick or the default (marked stale
+// when tuned under another compiler version).
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "core/config_chain.h"
 #include "core/cpu_runtime.h"
 #include "core/jit.h"
 #include "core/op_library.h"
 #include "core/target.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
+#include "search/model_pick.h"
 
 namespace {
 
@@ -42,9 +47,10 @@ double compile_and_run(const pto::Workload& w, const pto::Target& host, pto::Con
 int main(int argc, char** argv) {
   try {
     const std::string path = pto::db::resolve_db_path(argc > 1 ? std::optional<std::string>(argv[1]) : std::nullopt);
-    pto::db::DbConfigProvider provider(path);
+    const auto database = std::make_shared<pto::db::DbConfigProvider>(path);
+    pto::ConfigChain provider({database, std::make_shared<pto::search::ModelPickProvider>()});
     const pto::Target host = pto::load_target("host");
-    std::printf("tuning database %s: %zu tuned configs\n", path.c_str(), provider.size());
+    std::printf("tuning database %s: %zu tuned configs\n", path.c_str(), database->size());
     for (const char* key : {"matmul|256,256,256|fp32", "matmul|200,300,250|fp32", "softmax|64,1000|fp32",
                             "matmul|256,256,256|fp32"}) {
       const pto::Workload w = pto::Workload::parse_key(key);

@@ -3,16 +3,18 @@
 // and how it was measured. What is not a real measurement says so: `simulated` (the
 // NPU simulator, and the cost model too: neither ran on hardware) and `predicted`
 // (the cost model's figure alone, nothing simulated either); provenance() names it.
+//
+// It is backend-agnostic: a backend's own typed detail (the simulator's report, the
+// cost model's estimate) rides along opaquely in `backend_detail`, and only that
+// backend's header reads it (measure/sim/sim_report.h, measure/model_estimate.h), so
+// that records, the database and Python depend on none of the backends' types.
 #pragma once
 
+#include <any>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
-
-#include "cost_model/estimate.h"
-#include "measure/sim/simulator.h"
 
 namespace pto::measure {
 
@@ -40,9 +42,8 @@ struct Measurement {
   std::string host;           // machine it ran on
   std::string detail_json;    // backend-specific detail (sim: pipe utilisation, bound), as stored
   // The same detail typed, for the caller that just measured (not stored, so not in
-  // to_json/from_json): the simulator's report (sim), the cost model's estimate (model).
-  std::optional<sim::SimResult> sim_report;
-  std::optional<Estimate> model_estimate;
+  // to_json/from_json); opaque here: read through its backend's accessor (see above).
+  std::any backend_detail;
   int64_t timestamp = 0;      // unix seconds
 
   bool ok() const { return status == Status::OK; }

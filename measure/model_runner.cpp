@@ -10,6 +10,7 @@
 #include "core/compile.h"
 #include "core/op_library.h"
 #include "measure/backends.h"
+#include "measure/model_estimate.h"
 
 namespace pto::measure {
 
@@ -34,7 +35,7 @@ class ModelRunner : public Runner {
       if (m.ok()) {
         m.stats = {m.predicted_ns, m.predicted_ns, m.predicted_ns, 1};
         m.detail_json = p.estimate->to_json().dump();
-        m.model_estimate = std::move(p.estimate);
+        attach_model_estimate(m, std::move(*p.estimate));
       }
       stamp(m);
       results.push_back(std::move(m));

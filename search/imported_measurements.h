@@ -23,7 +23,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -31,11 +30,6 @@
 #include "search/tuning_record.h"
 
 namespace pto::search {
-
-struct ImportedRecords {
-  std::vector<TuningRecord> records;
-  std::vector<std::string> where;  // per record, for error messages: "row 3 (line 4)"
-};
 
 inline constexpr const char* kImportedStrategy = "imported";
 

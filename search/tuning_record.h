@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -89,6 +90,14 @@ class ImportChecker {
   };
   const Builtin* builtin(const std::string& name);
   std::map<std::string, std::optional<Builtin>> builtins_;
+};
+
+// Records from elsewhere (an export file: db/export_file.h; measurements taken by another
+// tool: search/imported_measurements.h) on their way to ImportChecker, each with where
+// it came from, for the messages: "'configs.json' records[3]", "row 3 (line 4)".
+struct ImportedRecords {
+  std::vector<TuningRecord> records;
+  std::vector<std::string> where;  // per record
 };
 
 // What the ranking of records reads of one, so that db/ can rank rows of the database

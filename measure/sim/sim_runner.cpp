@@ -26,6 +26,7 @@
 
 #include "core/op_library.h"
 #include "measure/backends.h"
+#include "measure/sim/sim_report.h"
 #include "measure/sim/simulator.h"
 
 namespace pto::measure {
@@ -128,7 +129,7 @@ class SimRunner : public Runner {
       sim::SimResult r = sim::simulate(*program, target_);
       m.stats = {r.time_ns, r.time_ns, r.time_ns, 1};
       m.detail_json = sim_detail(r);
-      m.sim_report = std::move(r);
+      sim::attach_sim_report(m, std::move(r));
     } catch (const std::exception& e) {
       m.status = Status::RUNTIME_ERROR;
       m.error = std::string("simulator: ") + e.what();

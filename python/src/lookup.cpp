@@ -10,17 +10,20 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <pybind11/stl.h>
 
 #include "arguments.h"
 #include "config.h"
+#include "core/config_chain.h"
 #include "core/error.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "fork_guard.h"
 #include "measure.h"
 #include "measure/runner.h"
+#include "search/model_pick.h"
 
 namespace py = pybind11;
 
@@ -32,24 +35,39 @@ namespace {
 // whether the cost model may pick.
 using ProviderKey = std::tuple<std::string, std::string, bool>;
 
+// The JIT's fallback order for one key (core/config_chain.h), and its database's
+// provider, whose load warning Python hears.
+struct Provider {
+  std::shared_ptr<db::DbConfigProvider> database;
+  std::shared_ptr<ConfigChain> lookup;
+};
+
+// The database's answer, then the cost model's pick where `model`, then the default.
+Provider make_provider(const ProviderKey& key) {
+  const auto& [path, backend, model] = key;
+  db::LookupOptions options;
+  if (!backend.empty()) options.backends = {backend};
+  // Not on stderr: choose() says it through warnings.warn, where the GIL is held.
+  options.warn = [](const std::string&) {};
+  Provider p{std::make_shared<db::DbConfigProvider>(path, options), nullptr};
+  std::vector<std::shared_ptr<ConfigProvider>> steps{p.database};
+  if (model) steps.push_back(std::make_shared<search::ModelPickProvider>());
+  p.lookup = std::make_shared<ConfigChain>(std::move(steps));
+  return p;
+}
+
 // One provider per key, loaded on first use.
 class Providers {
  public:
   // `loaded` tells the caller that this call loaded the provider (and should say so
   // when its database could not be read).
-  std::shared_ptr<db::DbConfigProvider> get(const ProviderKey& key, bool& loaded) {
+  Provider get(const ProviderKey& key, bool& loaded) {
     std::lock_guard lock(mutex_);
     auto& slot = providers_[key];
-    loaded = !slot;
-    if (!slot) {
-      const auto& [path, backend, model] = key;
-      db::LookupOptions options;
-      if (!backend.empty()) options.backends = {backend};
-      if (!model) options.model_candidates = 0;  // no model pick: nearest, then the default
-      // Not on stderr: choose() says it through warnings.warn, where the GIL is held.
-      options.warn = [](const std::string&) {};
+    loaded = !slot.database;
+    if (loaded) {
       try {
-        slot = std::make_shared<db::DbConfigProvider>(path, options);
+        slot = make_provider(key);
       } catch (...) {
         providers_.erase(key);
         throw;
@@ -65,7 +83,7 @@ class Providers {
 
  private:
   std::mutex mutex_;
-  std::map<ProviderKey, std::shared_ptr<db::DbConfigProvider>> providers_;
+  std::map<ProviderKey, Provider> providers_;
 };
 
 // Never destroyed: a lookup may still run on a thread while the interpreter exits.
@@ -223,15 +241,15 @@ Config choose(const std::string& op, const py::handle& shapes, const std::string
   if (backend) check_backend(*backend);
   const ProviderKey key{db_path, backend.value_or(""), model};
   ConfigChoice choice;
-  std::shared_ptr<db::DbConfigProvider> provider;
+  Provider provider;
   bool loaded = false;
   {
     py::gil_scoped_release release;  // a first model pick scores candidates for a while
     const ForkGuard::Section section;
     provider = providers().get(key, loaded);
-    choice = provider->choose(w, t);
+    choice = provider.lookup->choose(w, t);
   }
-  if (loaded && !provider->load_warning().empty()) warn_unread(*provider);
+  if (loaded && !provider.database->load_warning().empty()) warn_unread(*provider.database);
   return Config{std::move(choice.config), source_of(choice), choice.stale, choice.stale_reason};
 }
 

@@ -21,10 +21,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/config_chain.h"
 #include "core/target.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "search/batch_file.h"
+#include "search/model_pick.h"
 #include "tests/cli/cli_driver.h"
 #include "tests/temp_dir.h"
 
@@ -235,7 +237,7 @@ TEST(BatchCli, SigtermStopsAfterTheMeasurementInFlightWithTheSummary) {
 
 // The config and source every workload of the file gets from a database.
 std::vector<std::string> lookups(const std::string& db, const std::string& file) {
-  db::DbConfigProvider provider(db);
+  ConfigChain provider({std::make_shared<db::DbConfigProvider>(db), std::make_shared<search::ModelPickProvider>()});
   const Target t = load_target(kTarget);
   std::vector<std::string> out;
   for (search::BatchEntry e : search::read_batch_file(file).entries) {

@@ -5,12 +5,14 @@
 // of them, four backends, failures, and ties on time, timestamp and host, both loads
 // keep the same record per key and serve the same configs.
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <tuple>
 
 #include <gtest/gtest.h>
 
+#include "core/config_chain.h"
 #include "core/op_library.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
@@ -107,16 +109,15 @@ TEST(BestConfigs, KeepsTheRecordBestRecordsKeepsForRandomDatabases) {
 
 TEST(BestConfigs, AProviderLoadedFromTheFileServesWhatOneFromBestRecordsServes) {
   std::mt19937_64 rng(37);
-  LookupOptions no_model;
-  no_model.model_candidates = 0;
   for (int trial = 0; trial < 4; ++trial) {
     const pto::testing::TempDir dir("best_configs_lookup");
     const std::string path = dir.str() + "/t.db";
     const std::vector<TuningRecord> records = random_database(rng, 100 + rng() % 300);
     TuningDb::open(path)->commit(records);
-    DbConfigProvider loaded(path, no_model);
-    DbConfigProvider reference(TuningDb::open(path, OpenMode::ReadOnly)->best_records(), no_model);
-    EXPECT_EQ(loaded.size(), reference.size());
+    const auto loaded = std::make_shared<DbConfigProvider>(path);
+    const auto reference = std::make_shared<DbConfigProvider>(TuningDb::open(path, OpenMode::ReadOnly)->best_records());
+    EXPECT_EQ(loaded->size(), reference->size());
+    ConfigChain loaded_lookup({loaded}), reference_lookup({reference});  // the database's answer, else the default
     std::set<Shape> asks;
     for (const TuningRecord& r : records) {
       asks.insert(r.workload.shape);
@@ -125,7 +126,7 @@ TEST(BestConfigs, AProviderLoadedFromTheFileServesWhatOneFromBestRecordsServes) 
     for (const Target* t : {&b1(), &b2()}) {
       for (const Shape& s : asks) {
         const Workload w{"matmul", s, DType::F16, {}};
-        const ConfigChoice a = loaded.choose(w, *t), b = reference.choose(w, *t);
+        const ConfigChoice a = loaded_lookup.choose(w, *t), b = reference_lookup.choose(w, *t);
         EXPECT_EQ(a.describe(), b.describe()) << w.key() << " on " << t->name;
         EXPECT_EQ(a.config, b.config) << w.key() << " on " << t->name;
       }

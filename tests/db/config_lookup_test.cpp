@@ -1,8 +1,10 @@
 // DbConfigProvider along its paths — exact, transfer (the neighbours' configs ranked
 // with the default by the cost model), nearest (feasible only, ties broken the same
-// way every time), the cost model's pick, the default — stale records after a
-// version or fingerprint change, backend preference, loading from a database file,
-// many threads at once, and the JIT compiling through it.
+// way every time), stale records after a version or fingerprint change, backend
+// preference, loading from a database file, nothing where it has nothing — alone, and
+// as the first step of the JIT's fallback order (core/config_chain.h: then the cost
+// model's pick, then the default) with many threads at once and the JIT compiling
+// through it.
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -12,10 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analyze.h"
+#include "core/config_chain.h"
 #include "core/op_library.h"
 #include "cost_model/estimate.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
+#include "search/model_pick.h"
 #include "search/space_generator.h"
 #include "tests/builtin_targets.h"
 #include "tests/core/error_testing.h"
@@ -40,9 +44,28 @@ const std::string kTooBig = R"({"cube":{"m":[256,256],"k":[64,256],"n":[256,256]
 
 bool feasible(const Workload& w, const TileConfig& c) { return analyze(build_graph(w), c, npu()).feasible; }
 
+// The database's own answer, which the test expects it to have.
+ConfigChoice answer(DbConfigProvider& db, const Workload& w) {
+  const std::optional<ConfigChoice> c = db.lookup(w, npu());
+  EXPECT_TRUE(c.has_value()) << w.key() << ": the database has no answer";
+  return c.value_or(ConfigChoice{});
+}
+
+// The JIT's fallback order on `db`: its answer, else the cost model's pick (where
+// `model`), else the op's default.
+std::unique_ptr<ConfigChain> jit_lookup(std::shared_ptr<DbConfigProvider> db, bool model = true) {
+  std::vector<std::shared_ptr<ConfigProvider>> steps{std::move(db)};
+  if (model) steps.push_back(std::make_shared<search::ModelPickProvider>());
+  return std::make_unique<ConfigChain>(std::move(steps));
+}
+std::unique_ptr<ConfigChain> jit_lookup(const std::vector<TuningRecord>& records, LookupOptions options = {},
+                                        bool model = true) {
+  return jit_lookup(std::make_shared<DbConfigProvider>(records, std::move(options)), model);
+}
+
 TEST(ConfigLookup, ExactHitServesTheTunedConfig) {
   DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall)});
-  const ConfigChoice c = provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu());
+  const ConfigChoice c = answer(provider, Workload::parse_key("matmul|256,256,256|fp16"));
   EXPECT_EQ(c.source, ConfigSource::Exact);
   EXPECT_FALSE(c.stale);
   EXPECT_EQ(c.config, TileConfig::parse(kSmall));
@@ -83,7 +106,7 @@ TEST(ConfigLookup, AnExactRecordThatDoesNotFitIsSkippedWithAWarning) {
   options.warn = [&](const std::string& message) { warnings.push_back(message); };
   DbConfigProvider provider({tuned(key, kTooBig), tuned("matmul|512,512,1024|fp16", kOther)}, options);
   for (int twice = 0; twice < 2; ++twice) {
-    const ConfigChoice c = provider.choose(Workload::parse_key(key), npu());
+    const ConfigChoice c = answer(provider, Workload::parse_key(key));
     EXPECT_EQ(c.source, ConfigSource::Nearest);
     EXPECT_EQ(c.config, TileConfig::parse(kOther));
   }
@@ -91,8 +114,8 @@ TEST(ConfigLookup, AnExactRecordThatDoesNotFitIsSkippedWithAWarning) {
   for (const std::string& part : {key, TileConfig::parse(kTooBig).to_string(), std::string("does not fit")})
     EXPECT_NE(warnings[0].find(part), std::string::npos) << warnings[0];
 
-  DbConfigProvider alone({tuned(key, kTooBig)}, options);
-  EXPECT_EQ(alone.choose(Workload::parse_key(key), npu()).source, ConfigSource::Model);
+  const std::unique_ptr<ConfigChain> alone = jit_lookup({tuned(key, kTooBig)}, options);
+  EXPECT_EQ(alone->choose(Workload::parse_key(key), npu()).source, ConfigSource::Model);
 }
 
 TEST(ConfigLookup, NearestTakesTheClosestFeasibleShapeAndBreaksTiesBySmallerShape) {
@@ -105,7 +128,7 @@ TEST(ConfigLookup, NearestTakesTheClosestFeasibleShapeAndBreaksTiesBySmallerShap
       tuned("matmul|4096,4096,4096|fp16", kSmall),  // distance 9
       tuned("matmul|512,512,512|fp32", kSmall),     // another dtype: not a neighbour
   }, nearest_only());
-  const ConfigChoice c = provider.choose(wanted, npu());
+  const ConfigChoice c = answer(provider, wanted);
   EXPECT_EQ(c.source, ConfigSource::Nearest);
   EXPECT_EQ(c.describe(), "nearest 512,512,1024");
   EXPECT_EQ(c.config, TileConfig::parse(kOther));
@@ -135,7 +158,7 @@ TEST(ConfigLookup, NearestIsTheBruteForceMinimumForRandomShapes) {
       for (int i = 0; i < 3; ++i) d += std::abs(std::log2(double(s[i]) / double(want[i])));
       if (d < best || (d == best && s < best_shape)) best = d, best_shape = s;
     }
-    const ConfigChoice c = provider.choose(w, npu());
+    const ConfigChoice c = answer(provider, w);
     ASSERT_EQ(c.source, ConfigSource::Nearest) << w.key();
     EXPECT_EQ(*c.from_shape, best_shape) << w.key();
   }
@@ -148,8 +171,6 @@ TEST(ConfigLookup, NearestIsTheBruteForceMinimumForRandomShapes) {
 TEST(ConfigLookup, NearestFeasibleIsWhatALinearScanFinds) {
   std::mt19937_64 rng(23);
   const std::vector<std::string> configs = {kSmall, kOther, kTooBig};
-  LookupOptions no_model = nearest_only();
-  no_model.model_candidates = 0;
   auto dim = [&rng] {
     return rng() % 2 ? int64_t{16} << (rng() % 8) : 1 + static_cast<int64_t>(rng() % 3000);
   };
@@ -163,13 +184,13 @@ TEST(ConfigLookup, NearestFeasibleIsWhatALinearScanFinds) {
       shapes.push_back(s);
       records.push_back(tuned(Workload{"matmul", s, DType::F16, {}}.key(), configs[rng() % configs.size()]));
     }
-    DbConfigProvider provider(records, no_model);
+    const std::unique_ptr<ConfigChain> provider = jit_lookup(records, nearest_only(), /*model=*/false);
     for (int query = 0; query < 15; ++query) {
       const Workload w{"matmul", {dim(), dim(), dim()}, DType::F16, {}};
       if (std::find(shapes.begin(), shapes.end(), w.shape) != shapes.end()) continue;  // an exact hit
       std::vector<size_t> order = by_distance(shapes, w.shape);
       const auto fits = std::find_if(order.begin(), order.end(), [&](size_t i) { return feasible(w, records[i].config); });
-      const ConfigChoice c = provider.choose(w, npu());
+      const ConfigChoice c = provider->choose(w, npu());
       if (fits == order.end()) {
         EXPECT_EQ(c.source, ConfigSource::Default) << w.key();
         continue;
@@ -182,22 +203,37 @@ TEST(ConfigLookup, NearestFeasibleIsWhatALinearScanFinds) {
 }
 
 TEST(ConfigLookup, WithoutNeighboursTheCostModelPicksAFeasibleConfig) {
-  DbConfigProvider provider({tuned("softmax|64,128|fp16", R"({"vec":[8,128]})")});
+  const std::unique_ptr<ConfigChain> provider = jit_lookup({tuned("softmax|64,128|fp16", R"({"vec":[8,128]})")});
   const Workload w = Workload::parse_key("matmul|384,768,256|fp16");
-  const ConfigChoice c = provider.choose(w, npu());
+  const ConfigChoice c = provider->choose(w, npu());
   EXPECT_EQ(c.source, ConfigSource::Model);
   EXPECT_TRUE(feasible(w, c.config));
-  EXPECT_EQ(provider.choose(w, npu()).config, c.config) << "the same pick every time";
+  EXPECT_EQ(provider->choose(w, npu()).config, c.config) << "the same pick every time";
 }
 
 TEST(ConfigLookup, WithoutTheModelItIsTheDefault) {
-  LookupOptions no_model;
-  no_model.model_candidates = 0;
-  DbConfigProvider provider(std::vector<TuningRecord>{}, no_model);
+  const std::unique_ptr<ConfigChain> provider = jit_lookup(std::vector<TuningRecord>{}, {}, /*model=*/false);
   const Workload w = Workload::parse_key("softmax|100,300|fp16");
-  const ConfigChoice c = provider.choose(w, npu());
+  const ConfigChoice c = provider->choose(w, npu());
   EXPECT_EQ(c.source, ConfigSource::Default);
   EXPECT_EQ(c.config, default_config(w, build_graph(w), npu()));
+}
+
+// Alone, the database answers from its records only: nothing for a workload with no
+// record or neighbour that fits here (the chain's next step serves it), and explain()
+// says so with nothing ranked.
+TEST(ConfigLookup, TheDatabaseAloneAnswersNothingWhereNoRecordFits) {
+  const std::string key = "matmul|512,512,512|fp16";
+  ASSERT_FALSE(feasible(Workload::parse_key(key), TileConfig::parse(kTooBig)));
+  DbConfigProvider provider({tuned(key, kTooBig), tuned("softmax|64,128|fp16", R"({"vec":[8,128]})")});
+  for (const std::string& ask : {key, std::string("gelu|100,300|fp16"), std::string("softmax|64,128|fp32")}) {
+    const Workload w = Workload::parse_key(ask);
+    EXPECT_FALSE(provider.lookup(w, npu())) << ask;
+    const LookupExplanation e = provider.explain(w, npu());
+    EXPECT_FALSE(e.choice) << ask;
+    EXPECT_TRUE(e.candidates.empty()) << ask;
+  }
+  EXPECT_FALSE(DbConfigProvider(std::vector<TuningRecord>{}).lookup(Workload::parse_key(key), npu()));
 }
 
 TEST(ConfigLookup, StaleVersionsAreReportedAndFreshNeighboursPreferred) {
@@ -206,7 +242,7 @@ TEST(ConfigLookup, StaleVersionsAreReportedAndFreshNeighboursPreferred) {
   const Workload w = Workload::parse_key("matmul|256,256,256|fp16");
   {
     DbConfigProvider provider({old});
-    const ConfigChoice c = provider.choose(w, npu());
+    const ConfigChoice c = answer(provider, w);
     EXPECT_EQ(c.source, ConfigSource::Exact);
     EXPECT_TRUE(c.stale);
     EXPECT_NE(c.stale_reason.find("compiler 0.0.1"), std::string::npos) << c.stale_reason;
@@ -214,14 +250,14 @@ TEST(ConfigLookup, StaleVersionsAreReportedAndFreshNeighboursPreferred) {
   }
   {
     DbConfigProvider provider({old, tuned("matmul|256,256,512|fp16", kOther)}, nearest_only());
-    const ConfigChoice c = provider.choose(w, npu());
+    const ConfigChoice c = answer(provider, w);
     EXPECT_EQ(c.source, ConfigSource::Nearest);
     EXPECT_FALSE(c.stale);
   }
   {  // a fresh and a stale record of the same key: the fresh one, however slow
     TuningRecord fresh_slow = tuned("matmul|256,256,256|fp16", kOther, 1e9);
     DbConfigProvider provider({old, fresh_slow});
-    const ConfigChoice c = provider.choose(w, npu());
+    const ConfigChoice c = answer(provider, w);
     EXPECT_FALSE(c.stale);
     EXPECT_EQ(c.config, TileConfig::parse(kOther));
   }
@@ -229,13 +265,13 @@ TEST(ConfigLookup, StaleVersionsAreReportedAndFreshNeighboursPreferred) {
 
 TEST(ConfigLookup, ARecordForAnotherFingerprintOfTheTargetIsStale) {
   const TuningRecord other_fp = make_record("matmul|256,256,256|fp16", kSmall, 100, "00000000deadbeef");
-  DbConfigProvider provider({other_fp});
-  const ConfigChoice c = provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu());
+  const std::unique_ptr<ConfigChain> provider = jit_lookup({other_fp});
+  const ConfigChoice c = provider->choose(Workload::parse_key("matmul|256,256,256|fp16"), npu());
   EXPECT_TRUE(c.stale);
   EXPECT_NE(c.stale_reason.find("00000000deadbeef"), std::string::npos) << c.stale_reason;
   EXPECT_NE(c.stale_reason.find(npu().fingerprint()), std::string::npos) << c.stale_reason;
   // Not a neighbour either: a nearer shape gets no config from another target description.
-  const ConfigChoice near = provider.choose(Workload::parse_key("matmul|256,256,512|fp16"), npu());
+  const ConfigChoice near = provider->choose(Workload::parse_key("matmul|256,256,512|fp16"), npu());
   EXPECT_NE(near.source, ConfigSource::Nearest);
   EXPECT_NE(near.source, ConfigSource::Transfer);
 }
@@ -276,7 +312,7 @@ TEST(ConfigLookup, TransferServesWhatTheModelRanksFastestBeyondTheMarginElseTheD
         if (!fastest || model.predict_ns(records[i].config) < model.predict_ns(*fastest)) fastest = &records[i].config;
       ASSERT_TRUE(fastest) << w.key();
       const double advantage = model.predict_ns(fallback) / model.predict_ns(*fastest) - 1;
-      const ConfigChoice c = provider.choose(w, npu());
+      const ConfigChoice c = answer(provider, w);
       EXPECT_EQ(c.config, advantage > margin ? *fastest : fallback) << w.key() << ": " << c.describe();
       EXPECT_EQ(c.ranked_neighbours, order.size());
       EXPECT_LE(model.predict_ns(c.config), model.predict_ns(fallback));
@@ -324,15 +360,18 @@ TEST(ConfigLookup, ANeighbourPredictedMarginallyFasterThanTheDefaultIsNotServed)
     if (marginal.empty() || clear.empty()) continue;
     ++checked;
     auto record = [&](const TileConfig& c) { return std::vector{tuned(neighbour.key(), c.to_json().dump())}; };
-    const ConfigChoice kept = DbConfigProvider(record(marginal.front())).choose(w, npu());
+    DbConfigProvider marginal_neighbour(record(marginal.front()));
+    const ConfigChoice kept = answer(marginal_neighbour, w);
     EXPECT_EQ(kept.source, ConfigSource::Default) << w.key() << ": " << kept.describe();
     EXPECT_EQ(kept.config, default_config(w, build_graph(w), npu()));
     EXPECT_NE(kept.reason.find("the default is predicted only"), std::string::npos) << kept.reason;
     EXPECT_NE(kept.describe().find("within the model's 3.0 % error margin"), std::string::npos) << kept.describe();
     LookupOptions no_margin;
     no_margin.transfer_margin = 0;
-    EXPECT_EQ(DbConfigProvider(record(marginal.front()), no_margin).choose(w, npu()).config, marginal.front());
-    const ConfigChoice served = DbConfigProvider(record(clear.front())).choose(w, npu());
+    DbConfigProvider without_margin(record(marginal.front()), no_margin);
+    EXPECT_EQ(answer(without_margin, w).config, marginal.front());
+    DbConfigProvider clear_neighbour(record(clear.front()));
+    const ConfigChoice served = answer(clear_neighbour, w);
     EXPECT_EQ(served.source, ConfigSource::Transfer) << served.describe();
     EXPECT_EQ(served.config, clear.front());
     EXPECT_NE(served.reason.find("slower, beyond the model's 3.0 % error margin"), std::string::npos) << served.reason;
@@ -340,7 +379,7 @@ TEST(ConfigLookup, ANeighbourPredictedMarginallyFasterThanTheDefaultIsNotServed)
   EXPECT_GE(checked, 2) << "too few shapes with a config predicted just faster than the default";
 }
 
-// explain() gives choose()'s answer and the candidates behind it: the default first,
+// explain() gives lookup()'s answer and the candidates behind it: the default first,
 // then the neighbours nearest first, each priced for the wanted shape as the model
 // prices it; the winner is the one ranking picks.
 TEST(ConfigLookup, ExplainListsTheRankedCandidatesAndAgreesWithChoose) {
@@ -350,10 +389,11 @@ TEST(ConfigLookup, ExplainListsTheRankedCandidatesAndAgreesWithChoose) {
   DbConfigProvider provider(records);
   const Workload w = Workload::parse_key("matmul|512,256,256|fp16");
   const LookupExplanation e = provider.explain(w, npu());
-  EXPECT_EQ(e.choice.config, provider.choose(w, npu()).config);
-  EXPECT_EQ(e.choice.describe(), provider.choose(w, npu()).describe());
+  ASSERT_TRUE(e.choice);
+  EXPECT_EQ(e.choice->config, answer(provider, w).config);
+  EXPECT_EQ(e.choice->describe(), answer(provider, w).describe());
   EXPECT_EQ(e.margin, LookupOptions{}.transfer_margin);
-  ASSERT_EQ(e.candidates.size(), 1 + e.choice.ranked_neighbours);
+  ASSERT_EQ(e.candidates.size(), 1 + e.choice->ranked_neighbours);
   const TensorGraph graph = build_graph(w);
   const CostModel model(graph, npu());
   EXPECT_FALSE(e.candidates[0].from_shape);
@@ -369,10 +409,12 @@ TEST(ConfigLookup, TheMostTrustedBackendWins) {
   const std::vector<TuningRecord> records = {tuned("matmul|256,256,256|fp16", kSmall, 100, "model"),
                                              tuned("matmul|256,256,256|fp16", kOther, 500, "sim")};
   const Workload w = Workload::parse_key("matmul|256,256,256|fp16");
-  EXPECT_EQ(DbConfigProvider(records).choose(w, npu()).config, TileConfig::parse(kOther));
+  DbConfigProvider any_backend(records);
+  EXPECT_EQ(answer(any_backend, w).config, TileConfig::parse(kOther));
   LookupOptions model_only;
   model_only.backends = {"model"};
-  EXPECT_EQ(DbConfigProvider(records, model_only).choose(w, npu()).config, TileConfig::parse(kSmall));
+  DbConfigProvider model_backend(records, model_only);
+  EXPECT_EQ(answer(model_backend, w).config, TileConfig::parse(kSmall));
 }
 
 TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
@@ -382,7 +424,7 @@ TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
   DbConfigProvider provider(path);
   EXPECT_EQ(provider.size(), 1u);
   EXPECT_EQ(provider.location(), path);
-  EXPECT_EQ(provider.choose(Workload::parse_key("matmul|256,256,256|fp16"), npu()).source, ConfigSource::Exact);
+  EXPECT_EQ(answer(provider, Workload::parse_key("matmul|256,256,256|fp16")).source, ConfigSource::Exact);
   EXPECT_EQ(DbConfigProvider(dir.str() + "/missing.db").size(), 0u);
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/missing.db"));
 }
@@ -402,15 +444,15 @@ TEST(ConfigLookup, ADatabaseThatCannotBeReadServesTheModelWithAWarningOrStrictly
     std::vector<std::string> warnings;
     LookupOptions options;
     options.warn = [&](const std::string& message) { warnings.push_back(message); };
-    DbConfigProvider provider(path, options);
-    EXPECT_EQ(provider.size(), 0u);
-    EXPECT_EQ(provider.choose(w, npu()).source, ConfigSource::Model);
+    const auto provider = std::make_shared<DbConfigProvider>(path, options);
+    EXPECT_EQ(provider->size(), 0u);
+    EXPECT_EQ(jit_lookup(provider)->choose(w, npu()).source, ConfigSource::Model);
     ASSERT_EQ(warnings.size(), 1u) << path;
-    EXPECT_EQ(warnings[0], provider.load_warning());
+    EXPECT_EQ(warnings[0], provider->load_warning());
     for (const std::string& part : {path, std::string(why), std::string("model")})
       EXPECT_NE(warnings[0].find(part), std::string::npos) << warnings[0];
-    options.model_candidates = 0;
-    EXPECT_EQ(DbConfigProvider(path, options).choose(w, npu()).source, ConfigSource::Default);
+    EXPECT_EQ(jit_lookup(std::make_shared<DbConfigProvider>(path, options), /*model=*/false)->choose(w, npu()).source,
+              ConfigSource::Default);
     options.strict = true;
     pto::testing::expect_error([&] { DbConfigProvider p(path, options); }, ErrorCategory::Db, {path, why});
     EXPECT_EQ(warnings.size(), 2u) << "strict warned";
@@ -420,16 +462,15 @@ TEST(ConfigLookup, ADatabaseThatCannotBeReadServesTheModelWithAWarningOrStrictly
 
 // A JIT of dynamic shapes asks for ever new ones: the memo stays under its cap.
 TEST(ConfigLookup, TheMemoOfAnswersIsBounded) {
-  LookupOptions options;
-  options.model_candidates = 0;  // the default: the cheapest answer to work out
-  DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall)}, options);
+  // No model pick: the default is the cheapest answer to work out.
+  const std::unique_ptr<ConfigChain> provider = jit_lookup({tuned("matmul|256,256,256|fp16", kSmall)}, {}, false);
   size_t most = 0;
   for (int64_t n = 1; n <= 100'000; ++n) {
-    provider.choose(Workload{"matmul", {64, 64, n}, DType::F16, {}}, npu());
-    most = std::max(most, provider.memoized());
+    provider->choose(Workload{"matmul", {64, 64, n}, DType::F16, {}}, npu());
+    most = std::max(most, provider->memoized());
   }
-  EXPECT_EQ(most, DbConfigProvider::kMaxMemoized);
-  EXPECT_LT(provider.memoized(), DbConfigProvider::kMaxMemoized);
+  EXPECT_EQ(most, ConfigChain::kMaxMemoized);
+  EXPECT_LT(provider->memoized(), ConfigChain::kMaxMemoized);
 }
 
 TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
@@ -440,10 +481,10 @@ TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
   asks.push_back(Workload::parse_key("softmax|64,256|fp16"));
   std::vector<std::string> expected;
   {
-    DbConfigProvider single(records);
-    for (const Workload& w : asks) expected.push_back(single.choose(w, npu()).describe() + single.choose(w, npu()).config.to_string());
+    const std::unique_ptr<ConfigChain> single = jit_lookup(records);
+    for (const Workload& w : asks) expected.push_back(single->choose(w, npu()).describe() + single->choose(w, npu()).config.to_string());
   }
-  DbConfigProvider shared(records);
+  const std::unique_ptr<ConfigChain> shared = jit_lookup(records);
   std::vector<std::thread> threads;
   std::vector<int> mismatches(8, 0);
   for (int t = 0; t < 8; ++t) {
@@ -451,7 +492,7 @@ TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
       for (int round = 0; round < 20; ++round) {
         for (size_t i = 0; i < asks.size(); ++i) {
           const size_t k = (i + t + round) % asks.size();
-          const ConfigChoice c = shared.choose(asks[k], npu());
+          const ConfigChoice c = shared->choose(asks[k], npu());
           if (c.describe() + c.config.to_string() != expected[k]) ++mismatches[t];
         }
       }
@@ -462,14 +503,15 @@ TEST(ConfigLookup, ManyThreadsGetTheSameAnswersAsOne) {
 }
 
 TEST(ConfigLookup, TheJitCompilesWithTheLookedUpConfig) {
-  DbConfigProvider provider({tuned("matmul|256,256,256|fp16", kSmall), tuned("matmul|256,256,256|fp16", kTooBig, 1, "npu")});
-  const JitResult exact = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), &provider);
+  const std::unique_ptr<ConfigChain> provider =
+      jit_lookup({tuned("matmul|256,256,256|fp16", kSmall), tuned("matmul|256,256,256|fp16", kTooBig, 1, "npu")});
+  const JitResult exact = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), provider.get());
   // The npu record is more trusted but does not fit: the provider does not serve it,
   // and the JIT compiles the next answer of the fallback order.
   EXPECT_EQ(exact.choice.source, ConfigSource::Model);
   EXPECT_TRUE(exact.compiled);
-  DbConfigProvider sim_only({tuned("matmul|256,256,256|fp16", kSmall)});
-  const JitResult r = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), &sim_only);
+  const std::unique_ptr<ConfigChain> sim_only = jit_lookup({tuned("matmul|256,256,256|fp16", kSmall)});
+  const JitResult r = jit_compile(Workload::parse_key("matmul|256,256,256|fp16"), npu(), sim_only.get());
   EXPECT_EQ(r.choice.source, ConfigSource::Exact);
   EXPECT_EQ(r.compiled->config.cube, TileConfig::parse(kSmall).cube);
 }

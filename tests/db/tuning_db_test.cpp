@@ -425,7 +425,6 @@ TEST(TuningDb, ProcessesCreatingWritingAndReadingANewDatabaseAtOnceLoseNothing) 
       while (!fs::exists(path)) ::usleep(100);
       LookupOptions strict;
       strict.strict = true;
-      strict.model_candidates = 0;
       for (int i = 0; i < kReads; ++i) {
         TuningDb::open(path, OpenMode::ReadOnly)->best_records();
         DbConfigProvider lookup(path, strict);
