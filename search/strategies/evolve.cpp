@@ -2,15 +2,19 @@
 // with its fusion variants, large matmuls with every L2 grouping). A candidate is a
 // point in the space's mixed-radix product (SpaceGenerator::at / index_of); a child
 // differs from a parent in one axis (a step to a neighbouring choice, or any choice),
-// or takes each axis from one of two parents. Parents are the best candidates known —
-// measured time where measured, corrected prediction otherwise — so the cost model is
-// the fitness filter and the measurements correct it through the pool's residual model.
+// or takes each axis from one of two parents. On flash_attention's attention and stages
+// axes, lists of several knobs' product, a neighbouring choice is one that changes one
+// or two knobs (search/strategies/knob_neighbours.h), not the next index. Parents are
+// the best candidates known — measured time where measured, corrected prediction
+// otherwise — so the cost model is the fitness filter and the measurements correct it
+// through the pool's residual model.
 //
 // Each proposal first breeds kGenerations generations of kChildren tries into the pool,
 // then picks from the pool as topk does; the search ends when nothing bred or known is
 // predicted to beat the measured best by more than the noise margin.
 #include <array>
 
+#include "search/strategies/knob_neighbours.h"
 #include "search/strategies/model_guided.h"
 #include "search/strategies/strategies.h"
 
@@ -27,6 +31,7 @@ constexpr double kNeighbourRate = 0.5;
 
 // fusion, cube, vec, k_split, l2_group, nbuffer, reduce, attention, stages: index_of's order
 constexpr size_t kAxes = 9;
+constexpr size_t kAttentionAxis = 7, kStagesAxis = 8;
 using Digits = std::array<uint64_t, kAxes>;
 
 class Evolve : public ModelGuided {
@@ -35,6 +40,8 @@ class Evolve : public ModelGuided {
     const SpaceAxes& a = context.space->axes();
     radix_ = {a.fusion.size(), a.cube.size(),   a.vec.size(),       a.k_split.size(), a.l2_group.size(),
               a.nbuffer.size(), a.reduce.size(), a.attention.size(), a.stages.size()};
+    neighbours_[kAttentionAxis] = knob_neighbours(knob_table(a.attention));
+    neighbours_[kStagesAxis] = knob_neighbours(knob_table(a.stages));
     SpaceTally tally;
     for (const TileConfig& c : context.space->sample(kInitialSample, context.seed, &tally)) pool_.add(c);
     pool_.add(context.space->baseline());  // the default seeds the population too
@@ -74,7 +81,10 @@ class Evolve : public ModelGuided {
     if (movable.empty()) return;
     const size_t axis = movable[rng_() % movable.size()];
     const uint64_t r = radix_[axis];
-    if (neighbour) {
+    const std::vector<std::vector<uint32_t>>& near = neighbours_[axis];
+    if (neighbour && d[axis] < near.size() && !near[d[axis]].empty()) {
+      d[axis] = near[d[axis]][rng_() % near[d[axis]].size()];
+    } else if (neighbour) {
       d[axis] = (d[axis] == 0 || (d[axis] + 1 < r && (rng_() & 1))) ? d[axis] + 1 : d[axis] - 1;
     } else {
       d[axis] = (d[axis] + 1 + rng_() % (r - 1)) % r;  // any choice but the current one
@@ -98,7 +108,16 @@ class Evolve : public ModelGuided {
     return i;
   }
 
+  template <typename Choice>
+  static std::vector<std::vector<int64_t>> knob_table(const std::vector<Choice>& choices) {
+    std::vector<std::vector<int64_t>> table;
+    for (const Choice& c : choices) table.push_back(knobs_of(c));
+    return table;
+  }
+
   Digits radix_{};
+  // Per axis, each choice's knob neighbours; empty for axes stepped by index.
+  std::array<std::vector<std::vector<uint32_t>>, kAxes> neighbours_;
 };
 
 }  // namespace
