@@ -479,7 +479,8 @@ class BatchRun {
       w.measured = r.counts.measured + r.counts.reused - w.prior;  // a re-opened session reuses this run's records
       if (r.has_default()) summary_.log_speedup_sum += std::log(r.speedup_vs_default), ++summary_.speedups;
       end(w, "tuned", json{{"speedup_vs_default", r.has_default() ? json(r.speedup_vs_default) : json(nullptr)},
-                           {"best_ns", r.best.time_ns()},
+                           {"provenance", r.best.measurement.provenance()},
+                           {"best_" + r.best.measurement.time_key(), r.best.time_ns()},
                            {"resumed_from", w.prior}});
     } catch (const Error& e) {
       if (e.category() == ErrorCategory::Db || e.category() == ErrorCategory::Io) throw;

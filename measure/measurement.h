@@ -49,6 +49,9 @@ struct Measurement {
   bool ok() const { return status == Status::OK; }
   // "predicted", "simulated" or "measured": how the time came about, for labels.
   const char* provenance() const { return predicted ? "predicted" : simulated ? "simulated" : "measured"; }
+  // The JSON key for its time, named by provenance (measured_ns, simulated_ns or
+  // predicted_ns), so that no reader takes a simulated or predicted time for a measured one.
+  std::string time_key() const { return std::string(provenance()) + "_ns"; }
   nlohmann::json to_json() const;
   static Measurement from_json(const nlohmann::json& j);
 };

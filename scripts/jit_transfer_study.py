@@ -78,7 +78,7 @@ def main():
             tuned = json.loads(pto(["tune", "--op", op, "--shapes", shapes, "--target", a.target, "--backend", "sim",
                                     "--budget", str(a.budget), "--db", best_db, "--json"], tool))
             default_ns = simulated_ns(tool, op, shapes, a.target)
-            row = {"op": op, "shapes": shapes, "default_ns": default_ns, "tuned_ns": tuned["best"]["measured_ns"]}
+            row = {"op": op, "shapes": shapes, "default_ns": default_ns, "tuned_ns": tuned["best"]["simulated_ns"]}
             for margin in margins:
                 served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend",
                                          "sim", "--db", buckets_db, "--transfer-margin", margin, "--json"], tool))

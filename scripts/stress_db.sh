@@ -87,11 +87,12 @@ for out in glob.glob(f"{work}/tuners/*.json"):
     rows_seen += rows
     if rows < r["candidates"]["measured"]:
         lost.append(f"{out}: {r['candidates']['measured']} measured, {rows} rows")
+    best_ns = r["best"][r["best"]["provenance"] + "_ns"]  # simulated_ns or predicted_ns, by backend
     best = c.execute("SELECT count(*) FROM measurements m JOIN workloads w ON w.id = m.workload_id "
                      "WHERE w.key = ? AND m.backend = ? AND m.median_ns = ?",
-                     (r["workload"], r["backend"], r["best"]["measured_ns"])).fetchone()[0]
+                     (r["workload"], r["backend"], best_ns)).fetchone()[0]
     if best == 0:
-        lost.append(f"{out}: its best ({r['best']['measured_ns']} ns) is not stored")
+        lost.append(f"{out}: its best ({best_ns} ns) is not stored")
 total = c.execute("SELECT count(*) FROM measurements").fetchone()[0]
 print(f"tune runs: {tunes}, failed: {len(tune_errors)}")
 print(f"reads (lookup --strict, db show): {reads}, failed: {len(read_errors)}")

@@ -356,19 +356,28 @@ class TuningJob {
   std::unique_ptr<Strategy> strategy_;
 };
 
+// Each time under the key of its provenance (Measurement::time_key), with the
+// provenance beside it.
 json best_json(const TuningRecord& r) {
-  return json{{"config", r.config.to_json()},
-              {"measured_ns", r.time_ns()},
-              {"predicted_ns", r.measurement.predicted_ns},
-              {"spread", measure::relative_spread(r.measurement.stats)},
-              {"simulated", r.measurement.simulated},
-              {"strategy", r.strategy}};
+  json j{{"config", r.config.to_json()},
+         {"provenance", r.measurement.provenance()},
+         {r.measurement.time_key(), r.time_ns()},
+         {"spread", measure::relative_spread(r.measurement.stats)},
+         {"simulated", r.measurement.simulated},
+         {"strategy", r.strategy}};
+  // The cost model's prediction beside a measured or simulated time; a predicted
+  // time is that prediction already.
+  if (!r.measurement.predicted) j["predicted_ns"] = r.measurement.predicted_ns;
+  return j;
 }
 
 // The default config and its time, or why it does not fit.
 json default_json(const TuningRecord& r) {
   if (!r.usable()) return json{{"config", r.config.to_json()}, {"feasible", false}, {"why", r.measurement.error}};
-  return json{{"config", r.config.to_json()}, {"feasible", true}, {"measured_ns", r.time_ns()}};
+  return json{{"config", r.config.to_json()},
+              {"feasible", true},
+              {"provenance", r.measurement.provenance()},
+              {r.measurement.time_key(), r.time_ns()}};
 }
 
 }  // namespace

@@ -98,10 +98,11 @@ struct TuneResult {
   bool stopped = false;        // by `stop` or the time limit before convergence
   std::string store_location;
 
-  // The CLI's --json: workload, target, backend, strategy, best {config, measured_ns,
-  // predicted_ns}, default {config, feasible, measured_ns | why}, speedup_vs_default
-  // (null without a default), candidates
-  // {total, feasible, measured, reused, failed}, elapsed_s, db.
+  // The CLI's --json: workload, target, backend, strategy, best {config, provenance,
+  // its time as measured_ns, simulated_ns or predicted_ns by that provenance, and the
+  // model's predicted_ns beside a time that is not one}, default {config, feasible,
+  // provenance, its time likewise | why}, speedup_vs_default (null without a default),
+  // candidates {total, feasible, measured, reused, failed}, elapsed_s, db.
   nlohmann::json to_json() const;
 };
 

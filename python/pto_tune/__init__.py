@@ -96,9 +96,11 @@ class Measurement(_Fields):
 
 class Result(_Fields):
     """A tuning run, with the fields of ``pto-tune tune --json``: workload, target,
-    backend, strategy, best {config, measured_ns, predicted_ns}, default {config,
-    measured_ns}, speedup_vs_default, candidates {total, feasible, measured, failed},
-    elapsed_s, db."""
+    backend, strategy, best {config, provenance, time, predicted_ns}, default {config,
+    provenance, time}, speedup_vs_default, candidates {total, feasible, measured,
+    failed}, elapsed_s, db. A time's key is its provenance's: measured_ns only for a
+    real measurement (cpu, npu, a measure function), simulated_ns for the sim backend,
+    predicted_ns for the model backend (whose best has no other predicted_ns)."""
 
     @property
     def config(self) -> Config:

@@ -114,6 +114,22 @@ TEST(BatchCli, EntriesThatDifferOnlyInDefaultsAreTunedOnce) {
   for (const std::string line : {"line 2", "line 3"}) EXPECT_NE(r.err.find(line + " (matmul|64,64,64|fp16) is line 1 again"), std::string::npos) << r.err;
 }
 
+// Each tuned workload's best time is keyed by its provenance: neither the simulator's
+// nor the cost model's time is called measured.
+TEST(BatchCli, ResultsNameEachBestTimeByItsProvenance) {
+  const TempDir dir("batch_provenance");
+  const std::string file = dir.write("b.txt", "matmul 64,64,64\nsoftmax 64,256 - backend=sim\n");
+  const json s = batch_json(quoted(file) + " --target " + kTarget + " --backend model --budget 2 --db " +
+                            quoted(dir.str() + "/t.db"));
+  ASSERT_EQ(s["results"].size(), 2u) << s.dump(2);
+  for (const json& r : s["results"]) {
+    const std::string provenance = r["backend"] == "sim" ? "simulated" : "predicted";
+    EXPECT_EQ(r["provenance"], provenance) << r.dump();
+    EXPECT_GT(r.value("best_" + provenance + "_ns", 0.0), 0) << r.dump();
+    EXPECT_FALSE(r.contains("best_measured_ns")) << r.dump();
+  }
+}
+
 TEST(BatchCli, BadEntriesAreSkippedTheRestTunedAndTheRunExits2) {
   const TempDir dir("batch_skip");
   const std::string file = dir.write("b.txt", "matmul 32,64,64 fp16\nnosuchop 1,2\nmatmul 1..64:pow3,8,8\nsoftmax 16,256\n"

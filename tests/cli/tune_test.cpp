@@ -59,15 +59,29 @@ search::RecordKey key_of(const json& j, const Target& t) {
   return {j["workload"].get<std::string>(), t.fingerprint(), j["backend"].get<std::string>()};
 }
 
+// The key of the result's times for its backend: only a real measurement (cpu) is
+// measured_ns; the simulator's are simulated_ns, the cost model's predicted_ns.
+std::string time_key(const json& j) {
+  const std::string backend = j["backend"].get<std::string>();
+  return backend == "sim" ? "simulated_ns" : backend == "model" ? "predicted_ns" : "measured_ns";
+}
+
 // The fields the issue names, and how they hang together.
 void expect_consistent(const json& j, const std::string& db) {
   for (const char* field : {"workload", "target", "backend", "strategy", "best", "default", "speedup_vs_default",
                             "candidates", "elapsed_s", "db"})
     ASSERT_TRUE(j.contains(field)) << field << "\n" << j.dump(2);
-  for (const char* field : {"config", "measured_ns", "predicted_ns"}) ASSERT_TRUE(j["best"].contains(field)) << field;
-  for (const char* field : {"config", "measured_ns"}) ASSERT_TRUE(j["default"].contains(field)) << field;
+  const std::string time = time_key(j);
+  for (const std::string& field : {std::string("config"), time, std::string("predicted_ns")})
+    ASSERT_TRUE(j["best"].contains(field)) << field << "\n" << j.dump(2);
+  for (const std::string& field : {std::string("config"), time}) ASSERT_TRUE(j["default"].contains(field)) << field;
+  for (const char* side : {"best", "default"}) {
+    EXPECT_EQ(j[side]["provenance"].get<std::string>() + "_ns", time) << side;
+    for (const char* other : {"measured_ns", "simulated_ns"})
+      EXPECT_TRUE(other == time || !j[side].contains(other)) << side << " has " << other << " for a " << time;
+  }
   for (const char* field : {"total", "feasible", "measured", "failed"}) ASSERT_TRUE(j["candidates"].contains(field)) << field;
-  const double best = j["best"]["measured_ns"].get<double>(), baseline = j["default"]["measured_ns"].get<double>();
+  const double best = j["best"][time].get<double>(), baseline = j["default"][time].get<double>();
   EXPECT_GT(best, 0);
   EXPECT_LE(best, baseline) << "the winner is never slower than the default";
   double fastest_stored = 0;  // the winner is the fastest record stored for the workload
@@ -90,7 +104,7 @@ void expect_stored(const json& j, const std::string& db, const Target& t) {
   const auto best = store->best(key_of(j, t));
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->config, TileConfig::from_json(j["best"]["config"]));
-  EXPECT_DOUBLE_EQ(best->time_ns(), j["best"]["measured_ns"].get<double>());
+  EXPECT_DOUBLE_EQ(best->time_ns(), j["best"][time_key(j)].get<double>());
 }
 
 TEST_F(Tune, BadArgumentsExitTwoWithOneLine) {

@@ -214,8 +214,8 @@ TEST(Tune, ResultJsonHasTheDocumentedFields) {
   for (const char* f : {"workload", "target", "backend", "strategy", "best", "default", "speedup_vs_default",
                         "candidates", "elapsed_s", "db"})
     EXPECT_TRUE(j.contains(f)) << f;
-  for (const char* f : {"config", "measured_ns", "predicted_ns"}) EXPECT_TRUE(j["best"].contains(f)) << f;
-  for (const char* f : {"config", "feasible", "measured_ns"}) EXPECT_TRUE(j["default"].contains(f)) << f;
+  for (const char* f : {"config", "provenance", "predicted_ns"}) EXPECT_TRUE(j["best"].contains(f)) << f;
+  for (const char* f : {"config", "feasible", "provenance", "predicted_ns"}) EXPECT_TRUE(j["default"].contains(f)) << f;
   for (const char* f : {"total", "feasible", "measured", "failed"}) EXPECT_TRUE(j["candidates"].contains(f)) << f;
   EXPECT_EQ(j["db"], "memory");
   EXPECT_EQ(j["workload"], w.key());
@@ -242,7 +242,31 @@ TEST(Tune, AnInfeasibleDefaultDoesNotStopTheSearch) {
   const nlohmann::json j = r.to_json();
   EXPECT_TRUE(j["speedup_vs_default"].is_null());
   EXPECT_EQ(j["default"]["feasible"], false);
-  EXPECT_FALSE(j["default"].contains("measured_ns"));
+  for (const char* f : {"provenance", "measured_ns", "simulated_ns", "predicted_ns"})
+    EXPECT_FALSE(j["default"].contains(f)) << f;
+}
+
+// Only a real measurement is measured_ns: the simulator's times are simulated_ns, with
+// the model's prediction beside them; the model backend's are predicted_ns alone.
+TEST(Tune, ResultJsonNamesEachTimeByItsProvenance) {
+  const Workload w = Workload::parse_key("softmax|64,512|fp16");
+  TuneOptions o;
+  o.budget = 4;
+  for (const auto& [backend, provenance] : {std::pair<std::string, std::string>{"sim", "simulated"},
+                                            {"model", "predicted"}}) {
+    SCOPED_TRACE(backend);
+    const std::unique_ptr<measure::Runner> runner = measure::make_runner(backend, npu());
+    MemoryStore store;
+    const nlohmann::json j = tune(w, npu(), *runner, store, o).to_json();
+    for (const char* side : {"best", "default"}) {
+      EXPECT_EQ(j[side]["provenance"], provenance) << side;
+      ASSERT_TRUE(j[side].contains(provenance + "_ns")) << side << " " << j[side].dump();
+      EXPECT_GT(j[side][provenance + "_ns"].get<double>(), 0) << side;
+      EXPECT_FALSE(j[side].contains("measured_ns")) << side << " " << j[side].dump();
+    }
+    EXPECT_EQ(j["best"].contains("simulated_ns"), backend == "sim");
+    EXPECT_GT(j["best"]["predicted_ns"].get<double>(), 0) << "the model's prediction, beside a simulated time too";
+  }
 }
 
 TEST(Tune, BadOptionsAreUsageErrorsBeforeAnyMeasurement) {
