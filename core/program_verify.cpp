@@ -1,6 +1,7 @@
 // The checks of core/program_verify.h, in the order its head comment lists them.
 #include "core/program_verify.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <string>
@@ -219,21 +220,41 @@ void check_tensors(const Program& p) {
   }
 }
 
-// Every GM operand of the block names a slot the task binds.
-void check_bindings(const Task& task, const BlockProgram& block, size_t tensor_count) {
-  const std::string who = "task " + n(task.id);
+// The highest binding slot a GM operand of the block reads, -1 for none: what every task
+// running the block must bind. Worked out once per block, since a block runs in many
+// tasks (thousands for a flash_attention program).
+bool names_gm_slot(const Instr& in, const Operand& o) {
+  return o.level == MemLevel::GM && in.op != Opcode::SET_FLAG && in.op != Opcode::WAIT_FLAG;
+}
+
+int highest_gm_slot(const BlockProgram& block) {
+  int highest = -1;
+  for (const Instr& in : block.instrs) {
+    auto note = [&](const Operand& o) {
+      if (names_gm_slot(in, o)) highest = std::max(highest, o.id);
+    };
+    note(in.dst);
+    for (const Operand& src : in.src) note(src);
+  }
+  return highest;
+}
+
+// Every GM operand of the block names a slot the task binds (`highest_slot`: the
+// block's highest_gm_slot); the first that does not is named.
+void check_bindings(const Task& task, const BlockProgram& block, int highest_slot, size_t tensor_count) {
   for (const TensorBinding& b : task.bindings)
-    if (!in_range(b.tensor, tensor_count)) malformed(who + " binds unknown tensor " + n(b.tensor));
+    if (!in_range(b.tensor, tensor_count)) malformed("task " + n(task.id) + " binds unknown tensor " + n(b.tensor));
+  if (highest_slot < static_cast<int>(task.bindings.size())) return;
   for (size_t i = 0; i < block.instrs.size(); ++i) {
     const Instr& in = block.instrs[i];
     auto check = [&](const Operand& o) {
-      if (o.level == MemLevel::GM && in.op != Opcode::SET_FLAG && in.op != Opcode::WAIT_FLAG &&
-          !in_range(o.id, task.bindings.size()))
-        malformed(who + " runs block '" + block.name + "', whose instr " + n(static_cast<int64_t>(i)) + " (" +
-                  opcode_name(in.op) + ") reads binding slot " + n(o.id) + " of " + n(static_cast<int64_t>(task.bindings.size())));
+      if (names_gm_slot(in, o) && !in_range(o.id, task.bindings.size()))
+        malformed("task " + n(task.id) + " runs block '" + block.name + "', whose instr " + n(static_cast<int64_t>(i)) +
+                  " (" + opcode_name(in.op) + ") reads binding slot " + n(o.id) + " of " +
+                  n(static_cast<int64_t>(task.bindings.size())));
     };
     check(in.dst);
-    for (const Operand& s : in.src) check(s);
+    for (const Operand& src : in.src) check(src);
   }
 }
 
@@ -251,15 +272,17 @@ std::vector<int> check_graph_ids(const Program& p) {
       if (!in_range(a, p.kernels.size()) || a == static_cast<int>(k))
         malformed("kernel '" + kernel.name + "' runs after kernel " + n(a));
   }
+  std::vector<int> highest_slot(p.blocks.size());
+  for (size_t b = 0; b < p.blocks.size(); ++b) highest_slot[b] = highest_gm_slot(p.blocks[b]);
   for (size_t t = 0; t < p.tasks.size(); ++t) {
     const Task& task = p.tasks[t];
-    const std::string who = "task " + n(static_cast<int64_t>(t));
+    auto who = [&] { return "task " + n(static_cast<int64_t>(t)); };
     if (task.id != static_cast<int>(t)) malformed("task at index " + n(static_cast<int64_t>(t)) + " has id " + n(task.id));
-    if (kernel_of[t] < 0) malformed(who + " belongs to no kernel's task list");
-    if (!in_range(task.block, p.blocks.size())) malformed(who + " runs unknown block " + n(task.block));
+    if (kernel_of[t] < 0) malformed(who() + " belongs to no kernel's task list");
+    if (!in_range(task.block, p.blocks.size())) malformed(who() + " runs unknown block " + n(task.block));
     for (int d : task.deps)
-      if (!in_range(d, p.tasks.size()) || d == static_cast<int>(t)) malformed(who + " depends on task " + n(d));
-    check_bindings(task, p.blocks[task.block], p.tensors.size());
+      if (!in_range(d, p.tasks.size()) || d == static_cast<int>(t)) malformed(who() + " depends on task " + n(d));
+    check_bindings(task, p.blocks[task.block], highest_slot[task.block], p.tensors.size());
   }
   return kernel_of;
 }

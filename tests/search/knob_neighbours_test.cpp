@@ -47,7 +47,8 @@ TEST(KnobNeighbours, AStepChangesOneOrTwoKnobsBothWays) {
 
 TEST(KnobNeighbours, TheCubesSharedMIsOneStepAway) {
   const Workload w = Workload::parse_key("flash_attention|1,32,2048,2048,128|fp16");
-  const auto& stages = SpaceGenerator::for_workload(w, load_target("ascend910b1")).axes().stages;
+  const SpaceGenerator space = SpaceGenerator::for_workload(w, load_target("ascend910b1"));
+  const auto& stages = space.axes().stages;
   const std::vector<std::vector<uint32_t>> near = knob_neighbours(table(stages));
   std::mt19937 rng(7);
   int checked = 0;
