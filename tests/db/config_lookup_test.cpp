@@ -454,7 +454,7 @@ TEST(ConfigLookup, ADatabaseThatCannotBeReadServesTheModelWithAWarningOrStrictly
     EXPECT_EQ(jit_lookup(std::make_shared<DbConfigProvider>(path, options), /*model=*/false)->choose(w, npu()).source,
               ConfigSource::Default);
     options.strict = true;
-    pto::testing::expect_error([&] { DbConfigProvider p(path, options); }, ErrorCategory::Db, {path, why});
+    pto::testing::expect_error([&, &path = path] { DbConfigProvider p(path, options); }, ErrorCategory::Db, {path, why});
     EXPECT_EQ(warnings.size(), 2u) << "strict warned";
     EXPECT_EQ(testing::file_bytes(path), before) << path;
   }
