@@ -171,10 +171,10 @@ search::TuneRequest request_for(const Task& t, const po::variables_map& vm) {
   return r;
 }
 
-// An entry's budget= is named as the file spells it, the batch's as its flag.
+// An entry's own budget is named as the file names it, the batch's as its flag.
 search::FieldNames field_names(const search::BatchEntry& e) {
   search::FieldNames names = tune_flag_names();
-  if (e.budget) names.budget = "budget=";
+  if (e.budget) names.budget = "budget";
   return names;
 }
 
