@@ -146,6 +146,18 @@ measure::RunnerOptions with_measure_options(const po::variables_map& vm, measure
   return options;
 }
 
+search::FieldNames tune_flag_names() { return {.strategy = "--strategy", .budget = "--budget", .time_limit = "--time-limit"}; }
+
+search::TuneRequest tune_request_from(const po::variables_map& vm, const Workload& w, const Target& target) {
+  search::TuneRequest request{.workload = w, .target = target};
+  if (vm.count("backend")) request.backend = vm["backend"].as<std::string>();
+  request.strategy = vm["strategy"].as<std::string>();
+  request.budget = vm["budget"].as<int64_t>();
+  request.seed = vm["seed"].as<uint64_t>();
+  request.runner = with_measure_options(vm, {});
+  return request;
+}
+
 namespace {
 
 // An l2_group wider than the matmul's tile grid (or given for an op with no matmul)

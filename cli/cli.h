@@ -19,6 +19,7 @@
 #include "core/tile_config.h"
 #include "core/workload.h"
 #include "measure/runner.h"
+#include "search/tune_request.h"
 
 namespace pto::cli {
 
@@ -87,6 +88,14 @@ void add_measure_options(po::options_description& options);
 // `options` with the measure command and timeout given; a --measure-cmd that is empty is
 // a usage Error.
 measure::RunnerOptions with_measure_options(const po::variables_map& vm, measure::RunnerOptions options);
+
+// The flags of a tuning job (--strategy, --budget, --time-limit) as a search::TuneRequest's
+// messages name its fields.
+search::FieldNames tune_flag_names();
+// The job of tuning `w` on `target` as the flags every tuning command shares ask for it:
+// --backend (when given), --strategy, --budget, --seed and the measure options. A
+// command's own flags (tune's --time-limit and --retune) are its to add.
+search::TuneRequest tune_request_from(const po::variables_map& vm, const Workload& w, const Target& target);
 
 // Columns padded to their widest cell, two spaces apart; the header is upper-cased
 // (an empty header: no header line, for key/value listings).

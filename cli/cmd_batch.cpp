@@ -70,14 +70,11 @@
 #include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "core/error.h"
-#include "core/op_library.h"
-#include "cost_model/calibration_store.h"
 #include "db/tuning_db.h"
-#include "measure/runner.h"
 #include "search/batch_file.h"
 #include "search/shard.h"
-#include "search/strategy.h"
 #include "search/task_scheduler.h"
+#include "search/tune_request.h"
 #include "search/tuner.h"
 #include "search/tuning_session.h"
 #include "search/tune_cost.h"
@@ -164,6 +161,23 @@ std::string journal_key(const search::RecordKey& k) { return k.workload + " " + 
 // SIGTERM (a cluster's scheduler ending a job) is handled as Ctrl-C is.
 extern "C" void on_sigterm(int) { raise(SIGINT); }
 
+// The tuning job of a task (search/tune_request.h): the batch's flags, with the entry's
+// own backend and budget where it gives them. The batch's time limit is the whole run's,
+// shared out by the rounds, so no job has one of its own.
+search::TuneRequest request_for(const Task& t, const po::variables_map& vm) {
+  search::TuneRequest r = tune_request_from(vm, t.entry.workload, t.target);
+  if (t.entry.backend) r.backend = t.entry.backend;
+  r.budget = t.budget;
+  return r;
+}
+
+// An entry's own budget is named as the file names it, the batch's as its flag.
+search::FieldNames field_names(const search::BatchEntry& e) {
+  search::FieldNames names = tune_flag_names();
+  if (e.budget) names.budget = "budget";
+  return names;
+}
+
 void report_problem(const std::string& file, const search::BatchProblem& p, bool strict) {
   if (strict) usage_error(file + ": " + p.where + ": " + p.message);
   std::cerr << "pto-tune: batch: " << file << ": " << p.where << ": " << p.message << " (skipped)\n";
@@ -193,12 +207,10 @@ std::vector<Task> resolve(const std::string& file, const search::BatchFile& batc
     try {
       Task t{e, target_named(e.target.value_or(vm["target"].as<std::string>())), "", {}, 0, 0, 0};
       if (!e.dtype_given) t.entry.workload.dtype = default_dtype(t.target);
-      build_graph(t.entry.workload);  // a shape that does not fit the op
-      t.backend = e.backend.value_or(vm.count("backend") ? vm["backend"].as<std::string>()
-                                                         : measure::default_backend(t.target));
-      measure::check_backend(t.backend, t.target, with_measure_options(vm, {}));  // before anything runs: a bad entry, not a failed run
-      t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
       t.budget = e.budget.value_or(vm["budget"].as<int64_t>());
+      // Before anything runs: a bad entry, not a failed run.
+      t.backend = search::check(request_for(t, vm), field_names(e));
+      t.key = {t.entry.workload.key(), t.target.fingerprint(), t.backend};
       if (const auto [first, added] = where_first.try_emplace(t.key, e.where); !added) {
         if (report)
           std::cerr << "pto-tune: batch: " << file << ": " << e.where << " (" << t.key.workload << ") is "
@@ -327,7 +339,7 @@ class BatchRun {
     bool skip = false, opened = false;
     bool claimed = false;                       // this process's to tune (or to report)
     double seconds = 0;                         // wall time this process spent tuning it
-    measure::TuningRunners runners;  // the search's and the finalists'
+    std::optional<search::ResolvedTune> job;  // its runners and options, made when first opened
     std::unique_ptr<search::TuningSession> session;
     uint64_t last_use = 0;
     std::string status;                         // empty while tuning
@@ -430,18 +442,10 @@ class BatchRun {
       journal_.note("start", journal_key(t.key));
       w.opened = true;
     }
-    if (!w.runners.search) {
-      measure::RunnerOptions runner_options = with_measure_options(vm_, {});
-      runner_options.seed = vm_["seed"].as<uint64_t>();
-      w.runners = measure::make_tuning_runners(t.backend, t.target, runner_options);
-    }
-    search::TuneOptions o;
-    o.strategy = vm_["strategy"].as<std::string>();
-    o.seed = vm_["seed"].as<uint64_t>();
+    if (!w.job) w.job = search::resolve(request_for(t, vm_), field_names(t.entry));
+    search::TuneOptions o = w.job->options;
     o.stop = interrupt_.flag();
-    o.finalist_runner = w.runners.finalists.get();
-    o.coefficients = calibrated_coefficients(t.target, measure::predicted_backend(t.backend, t.target));
-    w.session = std::make_unique<search::TuningSession>(t.entry.workload, t.target, *w.runners.search, db_, o,
+    w.session = std::make_unique<search::TuningSession>(t.entry.workload, t.target, *w.job->runners.search, db_, o,
                                                         std::move(w.records));
     w.records.clear();
     close_least_used();
@@ -690,14 +694,13 @@ int run_batch(const Args& args) {
   const int most_jobs = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (jobs < 1 || jobs > most_jobs)
     usage_error("--jobs: expected 1 to " + std::to_string(most_jobs) + " (4 per core here), got " + std::to_string(jobs));
-  const std::string strategy = (*vm)["strategy"].as<std::string>();
-  const auto names = search::strategy_names();
-  if (std::find(names.begin(), names.end(), strategy) == names.end())
-    usage_error("--strategy: unknown strategy '" + strategy + "' (known: " + join(names, ", ") + ")");
-  if ((*vm)["budget"].as<int64_t>() < 0 || (*vm)["budget"].as<int64_t>() == 1)
-    usage_error("--budget: expected 0 or at least 2 measurements, got " + std::to_string((*vm)["budget"].as<int64_t>()));
+  // The flags every workload's job shares, before the file is read: a bad one is the
+  // run's usage error, not each entry's.
+  const search::FieldNames flags = tune_flag_names();
+  search::check_strategy((*vm)["strategy"].as<std::string>(), flags.strategy);
+  search::check_budget((*vm)["budget"].as<int64_t>(), flags.budget);
   const double limit = (*vm)["time-limit"].as<double>();
-  if (!(limit >= 0) || !std::isfinite(limit)) usage_error("--time-limit: expected seconds >= 0, got " + std::to_string(limit));
+  search::check_time_limit(limit, flags.time_limit);
   const bool equal_split = (*vm)["equal-split"].as<bool>();
   if (equal_split && !vm->count("total-budget")) usage_error("--equal-split splits a --total-budget; none was given");
 

@@ -36,13 +36,12 @@
 #include "core/config_chain.h"
 #include "core/op_library.h"
 #include "core/parse_number.h"
-#include "cost_model/calibration_store.h"
 #include "cost_model/format_ns.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
 #include "measure/runner.h"
 #include "search/model_pick.h"
-#include "search/strategy.h"
+#include "search/tune_request.h"
 #include "search/tuner.h"
 
 namespace pto::cli {
@@ -112,25 +111,13 @@ class Planner {
  public:
   Planner(const po::variables_map& vm, const SizeRange& range, const Target& target, double max_loss)
       : vm_(vm), range_(range), target_(target), max_loss_(max_loss) {
-    backend_ = vm.count("backend") ? vm["backend"].as<std::string>() : measure::default_backend(target);
-    measure::check_backend_name(backend_);
-    options_.strategy = vm["strategy"].as<std::string>();
-    const auto strategies = search::strategy_names();
-    if (std::find(strategies.begin(), strategies.end(), options_.strategy) == strategies.end())
-      usage_error("--strategy: unknown strategy '" + options_.strategy + "' (known: " + join(strategies, ", ") + ")");
-    options_.budget = vm["budget"].as<int64_t>();
-    if (options_.budget < 0) usage_error("--budget: expected a number of measurements >= 0, got " + std::to_string(options_.budget));
     max_tunes_ = vm["max-tunes"].as<int64_t>();
     if (max_tunes_ < 2) usage_error("--max-tunes: the range's two ends need 2 tunes at least, got " + std::to_string(max_tunes_));
-    options_.seed = vm["seed"].as<uint64_t>();
     if (vm.count("transfer-margin"))
       transfer_margin_ = parse_fraction("--transfer-margin", vm["transfer-margin"].as<std::string>(), true);
-    for (int64_t size : {range.lo, range.hi}) build_graph(workload(size));  // a bad shape before any tune
-    measure::RunnerOptions runner_options = with_measure_options(vm, {});
-    runner_options.seed = options_.seed;
-    runners_ = measure::make_tuning_runners(backend_, target, runner_options);
-    options_.finalist_runner = runners_.finalists.get();
-    options_.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend_, target));
+    build_graph(workload(range.hi));  // a bad shape before any tune (the request checks the low end's)
+    // Every tune of the plan is this job at another size: one set of runners and options.
+    job_ = search::resolve(tune_request_from(vm, workload(range.lo), target), tune_flag_names());
     const std::optional<std::string> db_flag =
         vm.count("db") ? std::optional<std::string>(vm["db"].as<std::string>()) : std::nullopt;
     db_ = db::TuningDb::open(db::resolve_db_path(db_flag));
@@ -181,7 +168,7 @@ class Planner {
                         {"tuned_ns", c.tuned_ns}, {"loss", c.loss}, {"split", c.split}});
     for (const auto& [lo, hi] : unchecked_) unchecked.push_back({lo, hi});
     return {{"op", workload(range_.lo).op}, {"dim", range_.dim}, {"lo", range_.lo}, {"hi", range_.hi},
-            {"target", target_.name}, {"backend", backend_}, {"max_loss", max_loss_}, {"buckets", buckets},
+            {"target", target_.name}, {"backend", job_.backend}, {"max_loss", max_loss_}, {"buckets", buckets},
             {"checks", checks}, {"unchecked", unchecked},
             {"transfer_margin", transfer_margin_.value_or(db::LookupOptions{}.transfer_margin)}, {"tunes", tunes_}, {"max_tunes", max_tunes_},
             {"bound_met", unchecked_.empty()},
@@ -194,7 +181,7 @@ class Planner {
       rows.push_back({std::to_string(c.lo) + ".." + std::to_string(c.hi), std::to_string(c.mid), format_ns(c.served_ns),
                       format_ns(c.tuned_ns), percent(c.loss), c.split ? "split" : "within bound", c.served});
     std::cout << "# plan for " << workload(range_.lo).op << " " << range_.shapes_at(range_.lo) << " .. "
-              << range_.shapes_at(range_.hi) << " on " << target_.name << " (" << backend_ << "), max loss "
+              << range_.shapes_at(range_.hi) << " on " << target_.name << " (" << job_.backend << "), max loss "
               << percent(max_loss_) << "\n";
     print_table(std::cout, {"interval", "midpoint", "served", "tuned", "loss", "", "lookup served"}, rows);
     std::vector<std::string> sizes;
@@ -216,13 +203,13 @@ class Planner {
     if (!out) fail(ErrorCategory::Io, "--out: cannot write '" + path + "'");
     out << "# pto-tune plan: " << buckets_.size() << " buckets of " << workload(range_.lo).op << " "
         << range_.shapes_at(range_.lo) << " .. " << range_.shapes_at(range_.hi) << " on " << target_.name
-        << ", max loss " << percent(max_loss_) << " (" << backend_ << ")\n";
+        << ", max loss " << percent(max_loss_) << " (" << job_.backend << ")\n";
     for (const auto& [size, best] : buckets_) {
       const Workload& w = best.workload;
       out << w.op << " " << range_.shapes_at(size) << " " << dtype_name(w.dtype);
       for (const auto& [key, value] : w.attrs) out << " " << key << "=" << value;
-      out << " target=" << target_.name << " backend=" << backend_;
-      if (options_.budget > 0) out << " budget=" << options_.budget;
+      out << " target=" << target_.name << " backend=" << job_.backend;
+      if (job_.options.budget > 0) out << " budget=" << job_.options.budget;
       out << "\n";
     }
     if (!out.flush()) fail(ErrorCategory::Io, "--out: cannot write '" + path + "'");
@@ -232,7 +219,7 @@ class Planner {
   search::TuneResult tune(int64_t size) {
     const Workload w = workload(size);
     ++tunes_;
-    const search::TuneResult r = search::tune(w, target_, *runners_.search, *db_, options_);
+    const search::TuneResult r = search::tune(w, target_, *job_.runners.search, *db_, job_.options);
     std::cerr << "plan: tuned " << w.key() << " (" << tunes_ << " of at most " << max_tunes_
               << "): " << format_ns(r.best.time_ns()) << "\n";
     return r;
@@ -247,7 +234,7 @@ class Planner {
     std::vector<search::TuningRecord> records;
     for (const auto& [size, best] : buckets_) records.push_back(best);
     db::LookupOptions lookup_options;
-    lookup_options.backends = {backend_};
+    lookup_options.backends = {job_.backend};
     if (transfer_margin_) lookup_options.transfer_margin = *transfer_margin_;
     ConfigChain lookup({std::make_shared<db::DbConfigProvider>(records, lookup_options),
                         std::make_shared<search::ModelPickProvider>()});
@@ -270,7 +257,7 @@ class Planner {
   // The served config's time at `w`: the finalists' runner (the full timing on a noisy
   // backend); +infinity when it does not run.
   double measured_ns(const Workload& w, const TileConfig& config) {
-    const std::vector<measure::Measurement> m = runners_.finalists->measure(w, {config});
+    const std::vector<measure::Measurement> m = job_.runners.finalists->measure(w, {config});
     if (m.empty() || m.front().status != measure::Status::OK) return std::numeric_limits<double>::infinity();
     return m.front().stats.median_ns;
   }
@@ -285,11 +272,9 @@ class Planner {
   const SizeRange& range_;
   const Target& target_;
   double max_loss_;
-  std::string backend_;
-  search::TuneOptions options_;
+  search::ResolvedTune job_;  // the plan's tuning job, at every size
   int64_t max_tunes_ = 0;
   std::optional<double> transfer_margin_;  // the lookup's, when not its default
-  measure::TuningRunners runners_;
   std::unique_ptr<db::TuningDb> db_;
   int64_t tunes_ = 0;
   std::map<int64_t, search::TuningRecord> buckets_;  // by size

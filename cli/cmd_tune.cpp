@@ -19,14 +19,12 @@
 #include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "core/error.h"
-#include "core/op_library.h"
 #include "core/pypto_calls.h"
 #include "core/pypto_module.h"
-#include "cost_model/calibration_store.h"
 #include "cost_model/format_ns.h"
 #include "db/tuning_db.h"
 #include "measure/runner.h"
-#include "search/strategy.h"
+#include "search/tune_request.h"
 #include "search/tuner.h"
 
 namespace pto::cli {
@@ -146,32 +144,15 @@ int run_tune(const Args& args) {
   if (!vm) return 0;
   const bool emit_pypto = emit_pypto_from(*vm);
 
-  search::TuneOptions tune_options;
-  tune_options.strategy = (*vm)["strategy"].as<std::string>();
-  const auto strategies = search::strategy_names();
-  if (std::find(strategies.begin(), strategies.end(), tune_options.strategy) == strategies.end())
-    usage_error("--strategy: unknown strategy '" + tune_options.strategy + "' (known: " + join(strategies, ", ") + ")");
-  tune_options.budget = (*vm)["budget"].as<int64_t>();
-  if (tune_options.budget < 0) usage_error("--budget: expected a number of measurements >= 0, got " + std::to_string(tune_options.budget));
-  tune_options.time_limit_s = (*vm)["time-limit"].as<double>();
-  if (!(tune_options.time_limit_s >= 0) || !std::isfinite(tune_options.time_limit_s))
-    usage_error("--time-limit: expected seconds >= 0, got " + std::to_string(tune_options.time_limit_s));
-  tune_options.seed = (*vm)["seed"].as<uint64_t>();
-  tune_options.retune = (*vm)["retune"].as<bool>();
-
   const Target target = target_from(*vm);
-  const Workload w = workload_from(*vm, target);
-  build_graph(w);  // a shape that does not fit the op is a usage error before anything opens
-  const std::string backend =
-      vm->count("backend") ? (*vm)["backend"].as<std::string>() : measure::default_backend(target);
-  measure::RunnerOptions runner_options = with_measure_options(*vm, {});
-  runner_options.seed = tune_options.seed;
-  // On the cpu the search times each candidate briefly, for a ranking; the finalists
-  // are re-measured with the full timing.
-  const measure::TuningRunners runners = measure::make_tuning_runners(backend, target, runner_options);
-  tune_options.finalist_runner = runners.finalists.get();
-  tune_options.coefficients = calibrated_coefficients(target, measure::predicted_backend(backend, target));
-  const bool calibrated = tune_options.coefficients->fitted();
+  search::TuneRequest request = tune_request_from(*vm, workload_from(*vm, target), target);
+  request.time_limit_s = (*vm)["time-limit"].as<double>();
+  request.retune = (*vm)["retune"].as<bool>();
+  // Checked before anything opens; on the cpu the search times each candidate briefly,
+  // for a ranking, and the finalists are re-measured with the full timing.
+  search::ResolvedTune job = search::resolve(request, tune_flag_names());
+  const Workload& w = request.workload;
+  search::TuneOptions& tune_options = job.options;
   const std::optional<std::string> db_flag =
       vm->count("db") ? std::optional<std::string>((*vm)["db"].as<std::string>()) : std::nullopt;
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(db::resolve_db_path(db_flag));
@@ -181,7 +162,7 @@ int run_tune(const Args& args) {
   tune_options.stop = interrupt.flag();
   ProgressBar bar("tuning " + w.key());
   tune_options.progress = [&](int64_t done, int64_t planned) { bar.update(done, planned); };
-  const search::TuneResult result = search::tune(w, target, *runners.search, *db, tune_options);
+  const search::TuneResult result = search::tune(w, target, *job.runners.search, *db, tune_options);
   bar.finish();
 
   if (emit_pypto) {
@@ -191,12 +172,12 @@ int run_tune(const Args& args) {
     j["best"]["pypto"] = pypto_calls(result.best.config);
     j["stopped"] = result.stopped;
     j["interrupted"] = interrupt.interrupted();
-    j["model_calibrated"] = calibrated;
+    j["model_calibrated"] = job.calibrated;
     print_json(std::cout, j);
   } else {
     const std::vector<std::string> calibratable = measure::measuring_backends(target);
-    print_text(result, interrupt.interrupted(), calibrated,
-               std::find(calibratable.begin(), calibratable.end(), backend) != calibratable.end());
+    print_text(result, interrupt.interrupted(), job.calibrated,
+               std::find(calibratable.begin(), calibratable.end(), job.backend) != calibratable.end());
   }
   interrupt.reraise_if_interrupted();
   return 0;

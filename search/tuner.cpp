@@ -34,6 +34,7 @@
 #include "measure/stats.h"
 #include "search/space_generator.h"
 #include "search/strategy.h"
+#include "search/tune_request.h"
 
 namespace pto::search {
 
@@ -48,19 +49,16 @@ constexpr double kMaxNoise = 0.05;
 constexpr const char* kDefaultLabel = "default";
 
 void check_options(const TuneOptions& o, const measure::Runner& runner) {
-  if (o.budget < 0) usage_error("tune: budget must be >= 0 measurements, got " + std::to_string(o.budget));
-  if (o.budget == 1)
-    usage_error("tune: budget 1 leaves no measurement beyond the default config; give at least 2");
-  if (!(o.time_limit_s >= 0) || !std::isfinite(o.time_limit_s))
-    usage_error("tune: time limit must be >= 0 seconds, got " + std::to_string(o.time_limit_s));
+  // The rules a TuneRequest is held to (search/tune_request.h), for a caller that fills
+  // in TuneOptions itself.
+  check_strategy(o.strategy);
+  check_budget(o.budget);
+  check_time_limit(o.time_limit_s);
   if (o.batch_size == 0) usage_error("tune: batch size must be at least 1");
   if (o.finalists == 0) usage_error("tune: finalists must be at least 1");
   if (o.finalist_runner && o.finalist_runner->name() != runner.name())
     usage_error("tune: the finalists' runner is " + o.finalist_runner->name() + ", the search's " + runner.name() +
                 "; they must be one backend");
-  const std::vector<std::string> names = strategy_names();
-  if (std::find(names.begin(), names.end(), o.strategy) == names.end())
-    usage_error("tune: unknown strategy '" + o.strategy + "' (known: auto, topk, evolve, exhaustive, random)");
 }
 
 CostModel make_model(const TensorGraph& graph, const Target& target, const TuneOptions& o) {

@@ -132,7 +132,8 @@ def tune(op: str, shapes: Any, dtype: str = "fp16", target: str = "ascend910b1",
     db: the database file, a str or a pathlib.Path (default: $PTO_TUNE_DB, else
     ~/.cache/pto-tune/tune.db).
     expr: the elementwise op's expression, as --expr spells it ("mul(add(a,b),2.0)").
-    budget: measurements, the default config's included (None: the strategy decides).
+    budget: measurements, the default config's included, at least 2 (None or 0: the
+    strategy decides).
     What the database already holds for the workload (same target, backend and
     versions) is taken as measured and counts against the budget, so a second call
     measures nothing new; retune=True measures it again.

@@ -1,5 +1,7 @@
 // pto_tune.tune: search::tune from Python, into a tuning database, with the GIL
 // released while it measures; with measure=fn, fn measures (measure_function.cpp).
+// The job is the CLI's: a search::TuneRequest resolved by search/tune_request.h, so the
+// same arguments give the same rules, backend, coefficients and records as `pto-tune tune`.
 #include <atomic>
 #include <optional>
 
@@ -7,10 +9,9 @@
 #include <pybind11/stl.h>
 
 #include "arguments.h"
-#include "core/error.h"
 #include "db/tuning_db.h"
 #include "measure.h"
-#include "search/tuner.h"
+#include "search/tune_request.h"
 
 namespace py = pybind11;
 
@@ -39,32 +40,28 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
                 const std::optional<double>& time_limit_s, uint64_t seed, const py::handle& db_argument,
                 const py::object& attrs, const std::optional<std::string>& expr, bool retune,
                 const py::object& measure) {
-  const Workload w = workload_from(op, shapes, dtype, attrs, expr);
-  const Target& target = target_named(target_name);
-  const std::string db_path = db::resolve_db_path(path_from(db_argument, "db"));
-  measure::RunnerOptions runner = runner_options(seed);
-  if (!measure.is_none()) runner.measure_function = measure_function(measure);
+  search::TuneRequest request{.workload = workload_from(op, shapes, dtype, attrs, expr),
+                              .target = target_named(target_name)};
+  request.runner = runner_options(seed);
   // A measure function is the command backend's measurement, unless called npu.
-  const std::string backend_name = measure.is_none() ? backend_or_default(backend, target) : backend.value_or("command");
-  if (budget && *budget < 1) usage_error("budget: expected a positive number of measurements, got " +
-                                         std::to_string(*budget));
-  search::TuneOptions options;
-  options.strategy = strategy;
-  options.budget = budget.value_or(0);
-  options.time_limit_s = time_limit_s.value_or(0);
-  options.seed = seed;
-  options.retune = retune;
+  if (!measure.is_none()) request.runner.measure_function = measure_function(measure);
+  request.backend = measure.is_none() ? backend : backend.value_or("command");
+  request.strategy = strategy;
+  request.budget = budget.value_or(0);
+  request.time_limit_s = time_limit_s.value_or(0);
+  request.seed = seed;
+  request.retune = retune;
+  const std::string db_path = db::resolve_db_path(path_from(db_argument, "db"));
   InterruptWatch watch;
-  options.stop = &watch.stop;
-  options.progress = [&watch](int64_t, int64_t) { watch.poll(); };
   nlohmann::json result;
   {
     py::gil_scoped_release release;
-    const measure::TuningRunners runners =
-        measure::make_tuning_runners(backend_name, target, runner);
-    options.finalist_runner = runners.finalists.get();
+    search::ResolvedTune job = search::resolve(request, {.time_limit = "time_limit"});
+    job.options.stop = &watch.stop;
+    job.options.progress = [&watch](int64_t, int64_t) { watch.poll(); };
     auto store = db::TuningDb::open(db_path);
-    result = search::tune(w, target, *runners.search, *store, options).to_json();
+    store->remember_target(request.target);  // the lookup finds the target its records were tuned for, as the CLI's do
+    result = search::tune(request.workload, request.target, *job.runners.search, *store, job.options).to_json();
   }
   forget_lookups(db_path);
   if (watch.interrupted) throw py::error_already_set();

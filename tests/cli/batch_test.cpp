@@ -97,6 +97,12 @@ TEST(BatchCli, MalformedFilesExit2NamingTheProblem) {
   expect_usage_error("batch " + quoted(dir.write("ok.txt", "matmul 64,64,64\n")) + " --shard 3/3" + db, {"3/3"});
   expect_usage_error("batch " + quoted(dir.str() + "/ok.txt") + " --jobs 100000" + db, {"--jobs", "per core", "100000"});
   expect_usage_error("batch " + quoted(dir.str()) + db, {"is a folder"});
+  // The tuning job's rules (search/tune_request.h), for the flags and for an entry's own budget.
+  expect_usage_error("batch " + quoted(dir.str() + "/ok.txt") + " --strategy nosuch" + db, {"--strategy 'nosuch'"});
+  expect_usage_error("batch " + quoted(dir.str() + "/ok.txt") + " --budget 1" + db, {"--budget 1"});
+  expect_usage_error("batch " + quoted(dir.str() + "/ok.txt") + " --time-limit -1" + db, {"--time-limit -1"});
+  expect_usage_error("batch " + quoted(dir.write("budget.txt", "matmul 64,64,64 budget=1\n")) + " --strict" + db,
+                     {"line 1", "budget 1", "at least 2"});
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/t.db")) << "a --strict stop or a bad option opened the database";
 }
 

@@ -28,7 +28,8 @@ def test_the_classes_form_one_hierarchy():
     (lambda db: pto_tune.run("matmul", [64, 64, 64], '{"vec": [0]}', backend="model"), "vec[0]"),
     (lambda db: pto_tune.run("matmul", [64, 64, 64], 42, backend="model"), "int"),
     (lambda db: pto_tune.tune("matmul", [64, 64, 64], strategy="guessing", backend="model", db=db), "guessing"),
-    (lambda db: pto_tune.tune("matmul", [64, 64, 64], budget=0, backend="model", db=db), "budget"),
+    (lambda db: pto_tune.tune("matmul", [64, 64, 64], budget=-1, backend="model", db=db), "budget"),
+    (lambda db: pto_tune.tune("matmul", [64, 64, 64], budget=1, backend="model", db=db), "budget 1"),
 ])
 def test_bad_arguments_are_usage_errors_naming_the_value(db, call, named):
     with pytest.raises(pto_tune.UsageError) as raised:
