@@ -149,7 +149,7 @@ measure::RunnerOptions with_measure_options(const po::variables_map& vm, measure
 search::FieldNames tune_flag_names() { return {.strategy = "--strategy", .budget = "--budget", .time_limit = "--time-limit"}; }
 
 search::TuneRequest tune_request_from(const po::variables_map& vm, const Workload& w, const Target& target) {
-  search::TuneRequest request{.workload = w, .target = target};
+  search::TuneRequest request(w, target);
   if (vm.count("backend")) request.backend = vm["backend"].as<std::string>();
   request.strategy = vm["strategy"].as<std::string>();
   request.budget = vm["budget"].as<int64_t>();

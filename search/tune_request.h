@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/target.h"
 #include "core/workload.h"
@@ -29,6 +30,8 @@
 namespace pto::search {
 
 struct TuneRequest {
+  TuneRequest(Workload w, Target t) : workload(std::move(w)), target(std::move(t)) {}
+
   Workload workload;
   Target target;
   std::optional<std::string> backend;  // none: the target's default (measure::default_backend)

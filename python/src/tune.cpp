@@ -40,8 +40,7 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
                 const std::optional<double>& time_limit_s, uint64_t seed, const py::handle& db_argument,
                 const py::object& attrs, const std::optional<std::string>& expr, bool retune,
                 const py::object& measure) {
-  search::TuneRequest request{.workload = workload_from(op, shapes, dtype, attrs, expr),
-                              .target = target_named(target_name)};
+  search::TuneRequest request(workload_from(op, shapes, dtype, attrs, expr), target_named(target_name));
   request.runner = runner_options(seed);
   // A measure function is the command backend's measurement, unless called npu.
   if (!measure.is_none()) request.runner.measure_function = measure_function(measure);

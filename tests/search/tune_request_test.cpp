@@ -32,7 +32,7 @@ class TuneRequestTest : public ::testing::Test {
   ~TuneRequestTest() override { ::unsetenv("PTO_TUNE_HOME"); }
 
   static TuneRequest matmul_on(const Target& target) {
-    return {.workload = Workload::parse_key("matmul|256,512,384|fp16"), .target = target};
+    return TuneRequest(Workload::parse_key("matmul|256,512,384|fp16"), target);
   }
   std::string calibration_dir() const { return home_.str() + "/calibration"; }
   bool home_empty() const { return std::filesystem::is_empty(home_.path()); }
