@@ -20,6 +20,7 @@ would hide the best from the tuner, which the test does not ask it to survive):
   stderr, and a hang (a grandchild `sleep` whose pid goes to STATE_DIR/sleeper.pid, so
   that the test can check the whole process group was killed).
 """
+import fcntl
 import json
 import math
 import os
@@ -81,22 +82,27 @@ def answer_for(candidate, repeats, mischievous):
     return entry
 
 
+def bump(state, name, limit=None):
+    """The counter `name` in the state folder, then one more unless it reached `limit`.
+    A batch's worker processes run this command at once: the read and the write happen
+    under one lock, or a reader sees the file truncated by the other's write."""
+    path = os.path.join(state, name)
+    with open(os.path.join(state, "counters.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        value = int(open(path).read()) if os.path.exists(path) else 0
+        if limit is None or value < limit:
+            with open(path, "w") as f:
+                f.write(str(value + 1))
+        return value
+
+
 def next_call(state):
-    path = os.path.join(state, "calls")
-    calls = int(open(path).read()) if os.path.exists(path) else 0
-    with open(path, "w") as f:
-        f.write(str(calls + 1))
-    return calls
+    return bump(state, "calls")
 
 
 def pending_batch_mischief(state):
-    path = os.path.join(state, "mischief_done")
-    done = int(open(path).read()) if os.path.exists(path) else 0
-    if done >= len(BATCH_MISCHIEF):
-        return None
-    with open(path, "w") as f:
-        f.write(str(done + 1))
-    return BATCH_MISCHIEF[done]
+    done = bump(state, "mischief_done", limit=len(BATCH_MISCHIEF))
+    return BATCH_MISCHIEF[done] if done < len(BATCH_MISCHIEF) else None
 
 
 def main():
