@@ -228,10 +228,4 @@ std::string human_bytes(int64_t bytes) {
   return std::to_string(bytes);
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 }  // namespace pto::cli

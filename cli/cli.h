@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/join.h"
 #include "core/target.h"
 #include "core/tensor_graph.h"
 #include "core/tile_config.h"
@@ -105,6 +106,5 @@ void print_json(std::ostream& out, const nlohmann::json& j);
 
 // 196608 -> "192K", 201326592 -> "192M", 1000 -> "1000".
 std::string human_bytes(int64_t bytes);
-std::string join(const std::vector<std::string>& items, const std::string& separator);
 
 }  // namespace pto::cli

@@ -15,6 +15,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/join.h"
 #include "core/shown_value.h"
 #include "core/expression.h"
 #include "core/reference_kernels.h"
@@ -322,17 +323,17 @@ std::vector<OpDef> make_library() {
   using Binary = HostTensor (*)(const HostTensor&, const HostTensor&);
   auto unary = [&](const char* name, const char* summary, TensorGraph (*build)(const Workload&), Unary ref) {
     return OpDef{name, {"R", "C"}, summary, {}, float_types, build,
-                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, elementwise_hand_picked, {}};
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, elementwise_hand_picked};
   };
   auto binary = [&](const char* name, const char* summary, TensorGraph (*build)(const Workload&), Binary ref) {
     return OpDef{name, {"R", "C"}, summary, {}, every_type, build,
                  [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0], in[1])}; },
-                 elementwise_hand_picked, {}};
+                 elementwise_hand_picked};
   };
   auto row_reduce = [&](const char* name, const char* summary, std::vector<DType> types,
                         TensorGraph (*build)(const Workload&), Unary ref) {
     return OpDef{name, {"R", "C"}, summary, {}, std::move(types), build,
-                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, row_hand_picked, {}};
+                 [ref](const Workload&, const Inputs& in) -> Outputs { return {ref(in[0])}; }, row_hand_picked};
   };
   return {
       {"matmul", {"M", "K", "N"}, "C[M,N] = A[M,K] x B[K,N] (Cube, fp32 accumulation)",
@@ -396,12 +397,6 @@ std::vector<OpDef> make_library() {
 }
 
 // ---- Workload checks ----------------------------------------------------------------------
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 void check_workload(const OpDef& op, const Workload& w) {
   if (w.shape.size() != op.dims.size())

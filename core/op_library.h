@@ -36,7 +36,7 @@ struct OpDef {
   std::function<TileConfig(const Workload&)> hand_picked;
   // Checks the attribute values (usage Error naming the bad one); absent: every
   // attribute is a 0/1 flag.
-  std::function<void(const Workload&)> check_attrs;
+  std::function<void(const Workload&)> check_attrs = {};
   // Whether the workload carries an expression (Workload::expr, --expr): the elementwise
   // op's chain of vector ops, parsed by core/expression.h.
   bool takes_expr = false;

@@ -220,13 +220,14 @@ void check_tensors(const Program& p) {
   }
 }
 
-// The highest binding slot a GM operand of the block reads, -1 for none: what every task
-// running the block must bind. Worked out once per block, since a block runs in many
-// tasks (thousands for a flash_attention program).
+// Whether the operand names one of its task's binding slots (a flag's operands do not).
 bool names_gm_slot(const Instr& in, const Operand& o) {
   return o.level == MemLevel::GM && in.op != Opcode::SET_FLAG && in.op != Opcode::WAIT_FLAG;
 }
 
+// The highest binding slot a GM operand of the block reads, -1 for none: what every task
+// running the block must bind. Worked out once per block, since a block runs in many
+// tasks (thousands for a flash_attention program).
 int highest_gm_slot(const BlockProgram& block) {
   int highest = -1;
   for (const Instr& in : block.instrs) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <any>
+#include <utility>
 
 #include "cost_model/estimate.h"
 #include "measure/measurement.h"

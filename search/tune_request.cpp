@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/join.h"
 #include "core/op_library.h"
 #include "cost_model/calibration_store.h"
 #include "search/strategy.h"
@@ -18,12 +19,6 @@ std::string shown(double value) {
   std::ostringstream out;
   out << value;
   return out.str();
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
 }
 
 std::string backend_of(const TuneRequest& request) {
@@ -44,7 +39,7 @@ measure::RunnerOptions runner_options(const TuneRequest& request, const Coeffici
 void check_strategy(const std::string& strategy, const std::string& field) {
   const std::vector<std::string> names = strategy_names();
   if (std::find(names.begin(), names.end(), strategy) != names.end()) return;
-  usage_error(field + " '" + strategy + "': unknown strategy (known: " + joined(names) + ")");
+  usage_error(field + " '" + strategy + "': unknown strategy (known: " + join(names) + ")");
 }
 
 void check_budget(int64_t budget, const std::string& field) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <any>
+#include <utility>
 
 #include "measure/measurement.h"
 #include "measure/sim/simulator.h"
