@@ -21,10 +21,10 @@
 // release. Progress goes to stderr, a line per tune and check; --json prints the plan.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <queue>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -32,8 +32,9 @@
 #include "cli/commands.h"
 #include "cli/fraction.h"
 #include "cli/format_number.h"
-#include "core/error.h"
+#include "core/atomic_file.h"
 #include "core/config_chain.h"
+#include "core/error.h"
 #include "core/op_library.h"
 #include "core/parse_number.h"
 #include "cost_model/format_ns.h"
@@ -120,7 +121,10 @@ class Planner {
     job_ = search::resolve(tune_request_from(vm, workload(range.lo), target), tune_flag_names());
     const std::optional<std::string> db_flag =
         vm.count("db") ? std::optional<std::string>(vm["db"].as<std::string>()) : std::nullopt;
-    db_ = db::TuningDb::open(db::resolve_db_path(db_flag));
+    const std::string db_path = db::resolve_db_path(db_flag);
+    // Before any tune: --out written over the database would destroy what was tuned.
+    if (vm.count("out")) refuse_output_onto_input(vm["out"].as<std::string>(), db_path, "--out", "the database");
+    db_ = db::TuningDb::open(db_path);
     db_->remember_target(target);
   }
 
@@ -199,8 +203,7 @@ class Planner {
 
   // search/batch_file.h's plain format: one line a bucket.
   void write_batch(const std::string& path) const {
-    std::ofstream out(path);
-    if (!out) fail(ErrorCategory::Io, "--out: cannot write '" + path + "'");
+    std::ostringstream out;
     out << "# pto-tune plan: " << buckets_.size() << " buckets of " << workload(range_.lo).op << " "
         << range_.shapes_at(range_.lo) << " .. " << range_.shapes_at(range_.hi) << " on " << target_.name
         << ", max loss " << percent(max_loss_) << " (" << job_.backend << ")\n";
@@ -212,7 +215,7 @@ class Planner {
       if (job_.options.budget > 0) out << " budget=" << job_.options.budget;
       out << "\n";
     }
-    if (!out.flush()) fail(ErrorCategory::Io, "--out: cannot write '" + path + "'");
+    write_output_file(path, std::move(out).str(), "the --out batch file");
   }
 
  private:

@@ -30,6 +30,7 @@ constexpr int64_t kDefaultL1d = 32 * 1024;
 constexpr int64_t kDefaultL2 = 1024 * 1024;
 constexpr int64_t kDefaultLlc = 8 * 1024 * 1024;
 constexpr double kDefaultClockMhz = 2000;
+constexpr int kReferenceHostCores = 8;
 
 // Rough figures for a server-class core, documented in the target's notes.
 constexpr double kDramGbpsPerCore = 20;
@@ -146,14 +147,9 @@ std::map<std::string, VectorCost> host_vector_costs(int simd_bytes) {
   return costs;
 }
 
-}  // namespace
-
-Target detect_host_target(const HostSources& sources) {
-  const Caches caches = detect_caches(sources.cache_dir, sources.ask_the_cpu);
-  const int cores = detect_cores();
-  const double clock_mhz = detect_clock_mhz(sources);
+// The host Target of a CPU with these caches, cores, clock and SIMD width.
+Target host_target(const Caches& caches, int cores, double clock_mhz, int simd_bytes, const std::string& source) {
   const double clock_ghz = clock_mhz / 1000;
-
   Target t;
   t.name = "host";
   t.kind = TargetKind::Cpu;
@@ -163,8 +159,7 @@ Target detect_host_target(const HostSources& sources) {
       "(int8 16x32x16) as on the NPU, so tile alignment rules match. Bandwidths, latencies and "
       "vector costs are rough estimates (DRAM 20 GB/s per core up to 200 GB/s, 100 ns), not "
       "measurements.";
-  t.source = "sched_getaffinity; " + sources.cache_dir + "; " + sources.max_freq_khz + " or " +
-             sources.cpuinfo + "; the compiler's SIMD macros";
+  t.source = source;
   t.hard_capacity = false;
   t.split_cores = false;
   t.cv_direct = true;
@@ -177,9 +172,9 @@ Target detect_host_target(const HostSources& sources) {
   t.l0c = caches.l1d;
   t.bt = t.fixbuf = caches.l1d;
   t.l2_bytes = caches.llc;
-  t.simd_bytes = kSimdBytes;
-  t.align_bytes = kSimdBytes;
-  t.cpu_flops_per_cycle = 2.0 * (kSimdBytes / 4) * 2;  // two FMA units, 2 flops per lane
+  t.simd_bytes = simd_bytes;
+  t.align_bytes = simd_bytes;
+  t.cpu_flops_per_cycle = 2.0 * (simd_bytes / 4) * 2;  // two FMA units, 2 flops per lane
   t.fractal = {{DType::F32, {16, 16, 16}}, {DType::F16, {16, 16, 16}},
                {DType::BF16, {16, 16, 16}}, {DType::I8, {16, 32, 16}}};
 
@@ -189,7 +184,7 @@ Target detect_host_target(const HostSources& sources) {
   t.l2_write_bpc = 16;
   t.l1_to_l0a_bpc = t.l1_to_l0b_bpc = t.l1_to_ub_bpc = 64;  // a cache line per cycle from L2
   t.ub_to_l1_bpc = 32;
-  t.l0c_to_ub_bpc = 2.0 * kSimdBytes;  // two vector loads per cycle from L1d
+  t.l0c_to_ub_bpc = 2.0 * simd_bytes;  // two vector loads per cycle from L1d
   t.hbm_gbps = dram_gbps;
   t.l2_gbps = cores * t.l2_read_bpc * clock_ghz;
 
@@ -200,7 +195,23 @@ Target detect_host_target(const HostSources& sources) {
   t.vector_barrier = 0;
   t.kernel_launch_cycles = static_cast<int>(kParallelRegionNs * clock_ghz);
   t.task_dispatch_cycles = 200;
-  t.vector_costs = host_vector_costs(kSimdBytes);
+  t.vector_costs = host_vector_costs(simd_bytes);
+  return t;
+}
+
+}  // namespace
+
+Target detect_host_target(const HostSources& sources) {
+  return host_target(detect_caches(sources.cache_dir, sources.ask_the_cpu), detect_cores(), detect_clock_mhz(sources),
+                     kSimdBytes,
+                     "sched_getaffinity; " + sources.cache_dir + "; " + sources.max_freq_khz + " or " + sources.cpuinfo +
+                         "; the compiler's SIMD macros");
+}
+
+Target reference_host_target(int simd_bytes) {
+  Target t = host_target(Caches{}, kReferenceHostCores, kDefaultClockMhz, simd_bytes,
+                         "a fixed description (core/target.h reference_host_target), not this machine");
+  t.name = "host-reference-" + std::to_string(simd_bytes * 8);
   return t;
 }
 

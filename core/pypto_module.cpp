@@ -17,7 +17,6 @@
 #include "core/error.h"
 #include "core/op_library.h"
 #include "core/pypto_calls.h"
-#include "core/version.h"
 
 namespace pto {
 namespace {
@@ -100,7 +99,7 @@ std::vector<std::string> not_pypto_lines(const TileConfig& config) {
 
 std::string header(const Workload& w, const Target& t, const TileConfig& config, const ModuleNote& note) {
   std::string out = "# PyPTO tiles for " + w.key() + " on " + t.name + " (target fingerprint " + t.fingerprint() +
-                    "),\n# written by pto-tune --emit pypto (compiler " + kCompilerVersion + ").\n" +
+                    "),\n# written by pto-tune " PTO_TUNE_VERSION " --emit pypto.\n" +
                     "# config: " + config.to_string() + "\n# from: " + note.source + "\n";
   if (!note.caveat.empty()) out += "# " + note.caveat + "\n";
   for (const std::string& line : not_pypto_lines(config)) out += "# " + line + "\n";

@@ -18,4 +18,10 @@ inline uint64_t stable_hash(std::string_view bytes) {
   return h;
 }
 
+// Folds `part` into a running hash, order-sensitively: for hashes of many parts (the
+// derived versions, core/compiler_fingerprint.h) without concatenating them first.
+inline uint64_t stable_hash_mix(uint64_t h, uint64_t part) {
+  return (h ^ part) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
+}
+
 }  // namespace pto

@@ -125,4 +125,10 @@ struct HostSources {
 };
 Target detect_host_target(const HostSources& sources = {});
 
+// A host of fixed, documented figures (the fallbacks above, 8 cores, 2 GHz) with a
+// SIMD width of `simd_bytes` (32: AVX2, 64: AVX-512): the same Target on every machine
+// and build, for what must not depend on where it runs (the derived versions,
+// core/compiler_fingerprint.h).
+Target reference_host_target(int simd_bytes);
+
 }  // namespace pto

@@ -12,8 +12,7 @@
 #include "core/json_read.h"
 #include "core/op_library.h"
 #include "core/utf8.h"
-#include "core/version.h"
-#include "cost_model/version.h"
+#include "derived_versions.h"
 #include "measure/runner.h"
 
 namespace pto::search {
@@ -60,7 +59,7 @@ Versions versions_from_json(const json& j) {
 }  // namespace
 
 const Versions& Versions::current() {
-  static const Versions now{kCompilerVersion, kCostModelVersion};
+  static const Versions now{derived::kCompilerFingerprint, derived::kCostModelFingerprint};
   return now;
 }
 

@@ -41,7 +41,7 @@ struct Versions {
   std::string compiler;
   std::string cost_model;
   bool operator==(const Versions&) const = default;
-  static const Versions& current();  // core/version.h and cost_model's version
+  static const Versions& current();  // this build's fingerprints (core/compiler_fingerprint.h)
 };
 
 struct TuningRecord {

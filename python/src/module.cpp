@@ -12,17 +12,16 @@
 #include "arguments.h"
 
 #include "config.h"
-#include "core/version.h"
-#include "cost_model/version.h"
 #include "database.h"
 #include "errors.h"
 #include "lookup.h"
 #include "measure.h"
+#include "search/tuning_record.h"
 
 PYBIND11_MODULE(_pto_tune, m) {
   m.doc() = "pto-tune's C++ core for the pto_tune package; import pto_tune instead.";
-  m.attr("compiler_version") = pto::kCompilerVersion;
-  m.attr("cost_model_version") = pto::kCostModelVersion;
+  m.attr("compiler_version") = pto::search::Versions::current().compiler;
+  m.attr("cost_model_version") = pto::search::Versions::current().cost_model;
   pto::python::bind_errors(m);
   m.def("target_fingerprint", [](const std::string& target) { return pto::python::target_named(target).fingerprint(); },
         pybind11::arg("target") = "ascend910b1",

@@ -112,5 +112,32 @@ TEST(PlanCli, BadOptionsAreNamedWithExit2) {
   EXPECT_NE(help.out.find("Plans the buckets"), std::string::npos);
 }
 
+// --out is written whole or not at all (core/atomic_file.h), never over the database the
+// plan tunes into, which is refused before any tune.
+TEST(PlanCli, OutNeverReplacesTheDatabaseAndIsWrittenWhole) {
+  const TempDir dir("plan_out");
+  const std::string db = dir.str() + "/t.db";
+  const std::string plan = "plan --op matmul --shapes 1..4,64,64 --target ascend910b1 --backend model --budget 4";
+  ASSERT_EQ(pto_tune("tune --op matmul --shapes 8,64,64 --target ascend910b1 --backend model --budget 4 --db " +
+                     quoted(db)).exit_code, 0);
+  const auto db_text = [&] {
+    std::ifstream in(db, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string before = db_text();
+  const Result onto_db = pto_tune(plan + " --db " + quoted(db) + " --out " + quoted(db));
+  EXPECT_EQ(onto_db.exit_code, 2) << onto_db.err;
+  EXPECT_NE(onto_db.err.find("the database"), std::string::npos) << onto_db.err;
+  EXPECT_EQ(onto_db.err.find("plan: tuned"), std::string::npos) << "tuned before refusing: " << onto_db.err;
+  EXPECT_EQ(db_text(), before);
+
+  const Result onto_folder = pto_tune(plan + " --db " + quoted(db) + " --out " + quoted(dir.str()));
+  EXPECT_EQ(onto_folder.exit_code, 2) << onto_folder.err;
+  EXPECT_TRUE(std::filesystem::is_directory(dir.str()));
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.str())) left.push_back(e.path().filename().string());
+  for (const std::string& name : left) EXPECT_TRUE(name.starts_with("t.db")) << "left behind: " << name;
+}
+
 }  // namespace
 }  // namespace pto
