@@ -185,6 +185,7 @@ ROWS = [
                     "Cost model against the simulator, flash_attention at {n} shapes ({held} held out)"),
     lambda: ranking_cpu("ranking_cpu.txt", "Zen 3 VM (AVX2)"),
     lambda: ranking_cpu("zen5/ranking_cpu.txt", "Zen 5 VM (AVX-512)"),
+    lambda: ranking_cpu("xeon-emr/ranking_cpu.txt", "Intel Xeon VM (family 6 model 207, AVX-512)"),
     int8_decode,
 ]
 
