@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Zero-shot quality of the JIT's lookup between tuned buckets (issue 29; results/jit_transfer.md).
 
-For each family (an op with its dynamic first dim M and the other dims fixed), the
-powers of two of M in [1, --max-m] are tuned into a bucket database with `pto-tune
-batch`; then for each size between the buckets the script asks `pto-tune lookup` what
+For each family (an op with one dynamic dim, the others fixed: M of a matmul, softmax
+or norm, the sequence M of a batch_matmul, the batch of a flash_attention decode), the
+powers of two of that dim up to the family's largest size are tuned into a bucket
+database with `pto-tune batch`; then for each size between the buckets the script asks `pto-tune lookup` what
 the JIT would serve from that database, simulates the served config and the op's
 default with `pto-tune run`, and tunes the size itself (into a separate database, so
 that the lookup never sees it) for the best a search finds. Everything is simulated
@@ -26,15 +27,20 @@ import os
 import subprocess
 import sys
 
+# (op, shapes with {} for the dynamic dim, its largest size, attrs): the buckets are
+# the powers of two up to the largest size (--max-m caps it), the sizes studied those of
+# BETWEEN below it.
 FAMILIES = [
-    ("matmul", "4096,4096"),
-    ("matmul", "4096,11008"),
-    ("matmul", "11008,4096"),
-    ("softmax", "4096"),
-    ("rmsnorm", "4096"),
-    ("layernorm", "4096"),
+    ("matmul", "{},4096,4096", 8192, ""),
+    ("matmul", "{},4096,11008", 8192, ""),
+    ("matmul", "{},11008,4096", 8192, ""),
+    ("softmax", "{},4096", 8192, ""),
+    ("rmsnorm", "{},4096", 8192, ""),
+    ("layernorm", "{},4096", 8192, ""),
+    ("batch_matmul", "8,{},1024,1024", 8192, ""),          # 8 heads' scores, M = tokens
+    ("flash_attention", "{},32,1,4096,128", 64, "kv_heads=8"),  # GQA decode, batch dynamic
 ]
-BETWEEN = [3, 12, 77, 300, 1000, 2500, 6000]  # sizes of M that no power of two is
+BETWEEN = [3, 12, 48, 77, 300, 1000, 2500, 6000]  # sizes that no power of two is
 
 
 def pto(args, tool):
@@ -44,8 +50,8 @@ def pto(args, tool):
     return out.stdout
 
 
-def simulated_ns(tool, op, shapes, target, config=None):
-    args = ["run", "--op", op, "--shapes", shapes, "--target", target, "--backend", "sim", "--json"]
+def simulated_ns(tool, op, shapes, target, extra, config=None):
+    args = ["run", "--op", op, "--shapes", shapes, "--target", target, "--backend", "sim", "--json"] + extra
     if config is not None:
         args += ["--config", json.dumps(config)]
     return json.loads(pto(args, tool))["time_ns"]
@@ -64,26 +70,28 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     buckets_db, best_db = os.path.join(a.work, "buckets.db"), os.path.join(a.work, "best.db")
     batch = os.path.join(a.work, "buckets.txt")
+    families = [(op, shapes, min(largest, a.max_m), attrs) for op, shapes, largest, attrs in FAMILIES]
     with open(batch, "w") as f:
-        for op, rest in FAMILIES:
-            f.write(f"{op} M=1..{a.max_m}:pow2,{rest} fp16\n")
+        for op, shapes, largest, attrs in families:
+            f.write(f"{op} {shapes.format(f'1..{largest}:pow2')} fp16 {attrs}\n")
     print(f"tuning the buckets ({batch})", file=sys.stderr)
     pto(["batch", batch, "--target", a.target, "--backend", "sim", "--budget", str(a.budget), "--db", buckets_db], tool)
 
     margins = a.margins.split(",")
     rows = []
-    for op, rest in FAMILIES:
-        for m in [m for m in BETWEEN if m < a.max_m]:
-            shapes = f"{m},{rest}"
+    for op, template, largest, attrs in families:
+        for m in [m for m in BETWEEN if m < largest]:
+            shapes = template.format(m)
+            extra = ["--attrs", attrs] if attrs else []
             tuned = json.loads(pto(["tune", "--op", op, "--shapes", shapes, "--target", a.target, "--backend", "sim",
-                                    "--budget", str(a.budget), "--db", best_db, "--json"], tool))
-            default_ns = simulated_ns(tool, op, shapes, a.target)
-            row = {"op": op, "shapes": shapes, "default_ns": default_ns, "tuned_ns": tuned["best"]["simulated_ns"]}
+                                    "--budget", str(a.budget), "--db", best_db, "--json"] + extra, tool))
+            default_ns = simulated_ns(tool, op, shapes, a.target, extra)
+            row = {"op": op, "shapes": shapes, "attrs": attrs, "default_ns": default_ns, "tuned_ns": tuned["best"]["simulated_ns"]}
             for margin in margins:
                 served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend",
-                                         "sim", "--db", buckets_db, "--transfer-margin", margin, "--json"], tool))
+                                         "sim", "--db", buckets_db, "--transfer-margin", margin, "--json"] + extra, tool))
                 row[margin] = {"source": served["source"], "reason": served.get("reason", ""),
-                               "served_ns": simulated_ns(tool, op, shapes, a.target, served["config"])}
+                               "served_ns": simulated_ns(tool, op, shapes, a.target, extra, served["config"])}
             # The best config anyone measured for the shape (the tuner never loses to the default).
             row["best_ns"] = min([row["tuned_ns"], default_ns] + [row[x]["served_ns"] for x in margins])
             for margin in margins:
