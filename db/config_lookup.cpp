@@ -274,21 +274,40 @@ struct DbConfigProvider::Index {
     return ConfigChoice{config(*other), ConfigSource::Exact, {}, true, reason};
   }
 
-  // Up to `most` tuned shapes nearest to this one whose configs fit it (`fits`), nearest
-  // first (db/shape_index.h gives the order).
+  // Up to `most` tuned shapes nearest to this one whose configs fit it (`fits(Tuned)`), nearest
+  // first (db/shape_index.h gives the order). For a ranked transfer (`on_line_first`),
+  // shapes on a line through this one (equal in every dim but one) come first, and when
+  // there are any, only they: a dynamic dim
+  // (an LLM matmul's M) varies alone, and a config tuned for another N or K solves
+  // another problem, where the model's error is larger (results/jit_transfer.md: at
+  // 6000,4096,11008 the config of 8192,4096,4096 was predicted 35 % faster than the
+  // default and simulated 6 % slower). The walk past the first `most` shapes off the
+  // line is bounded, so that a large family costs a lookup no more than a few dozen.
   template <typename Fits>
   std::vector<const Tuned*> neighbours(const Workload& w, const std::string& workload_key, const std::string& fp,
-                                       size_t most, Fits&& fits) const {
-    std::vector<const Tuned*> found;
+                                       size_t most, bool on_line_first, Fits&& fits) const {
+    std::vector<const Tuned*> on_line, off_line;
     const auto it = family.find(family_key(workload_key, w.shape.size(), fp));
-    if (it == family.end() || !it->second.shapes) return found;
+    if (it == family.end() || !it->second.shapes) return on_line;
     const Family& f = it->second;
+    size_t walked = 0;
     f.shapes->nearest(w.shape, [&](size_t i) {
       const Tuned& t = tuned[f.members[i]];
-      if (fits(config(t))) found.push_back(&t);
-      return found.size() >= most;
+      std::vector<const Tuned*>& found = !on_line_first || on_line_with(shape(t), w.shape) ? on_line : off_line;
+      if (found.size() < most && fits(t)) found.push_back(&t);
+      return on_line.size() >= most || (off_line.size() >= most && ++walked > kOffLineWalk);
     });
-    return found;
+    return on_line.empty() ? off_line : on_line;
+  }
+
+  // Shapes looked at beyond the first `most` off the line before the walk gives up on
+  // finding one on it.
+  static constexpr size_t kOffLineWalk = 32;
+
+  static bool on_line_with(const Shape& a, const Shape& b) {
+    size_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+    return differ <= 1;
   }
 
   // Step 2 of the fallback order (db/config_lookup.h). Each neighbour's config is
@@ -299,20 +318,21 @@ struct DbConfigProvider::Index {
     const CostModel* model = options.transfer_neighbours > 0 ? pricing.model() : nullptr;
     if (!model) {  // unranked: the nearest feasible shape's config as it is
       const std::vector<const Tuned*> near =
-          neighbours(w, workload_key, fp, 1, [&](const TileConfig& c) { return pricing.fits(c); });
+          neighbours(w, workload_key, fp, 1, false, [&](const Tuned& t) { return pricing.fits(config(t)); });
       if (near.empty()) return std::nullopt;
       return ConfigChoice{config(*near.front()), ConfigSource::Nearest, shape(*near.front()), false, {}};
     }
-    std::vector<TransferCandidate> candidates(1);
+    // Each neighbour's config analyzed once: whether it fits, and its prediction.
+    std::unordered_map<const Tuned*, double> predicted;
     const std::vector<const Tuned*> near =
-        neighbours(w, workload_key, fp, options.transfer_neighbours, [&](const TileConfig& c) {
-          const TilingSummary summary = model->analyze(c);
-          if (!summary.feasible) return false;
-          candidates.push_back({std::nullopt, c, model->predict_ns(summary, c)});
-          return true;
+        neighbours(w, workload_key, fp, options.transfer_neighbours, true, [&](const Tuned& t) {
+          const TilingSummary summary = model->analyze(config(t));
+          if (summary.feasible) predicted.emplace(&t, model->predict_ns(summary, config(t)));
+          return summary.feasible;
         });
     if (near.empty()) return std::nullopt;
-    for (size_t i = 0; i < near.size(); ++i) candidates[i + 1].from_shape = shape(*near[i]);
+    std::vector<TransferCandidate> candidates(1);
+    for (const Tuned* t : near) candidates.push_back({shape(*t), config(*t), predicted.at(t)});
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
     candidates.front().predicted_ns = model->predict_ns(candidates.front().config);
     ConfigChoice pick = rank_transfer(candidates, options.transfer_margin);

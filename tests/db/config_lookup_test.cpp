@@ -405,6 +405,29 @@ TEST(ConfigLookup, ExplainListsTheRankedCandidatesAndAgreesWithChoose) {
   EXPECT_TRUE(provider.explain(Workload::parse_key("matmul|256,256,256|fp16"), npu()).candidates.empty());
 }
 
+// A transfer ranks the neighbours on a line through the wanted shape (equal in every dim
+// but one) when it has any, nearer ones off the line left out; without any, the nearest
+// off it. The unranked nearest stays the nearest by distance.
+TEST(ConfigLookup, TransferRanksTheNeighboursOnALineThroughTheShapeWhenThereAreAny) {
+  const std::vector<TuningRecord> records = {tuned("matmul|620,280,280|fp16", kSmall),  // nearest, off the line
+                                             tuned("matmul|256,256,256|fp16", kOther),
+                                             tuned("matmul|1024,256,256|fp16", kSmall)};
+  DbConfigProvider provider(records);
+  const LookupExplanation on = provider.explain(Workload::parse_key("matmul|600,256,256|fp16"), npu());
+  std::vector<Shape> from;
+  for (size_t i = 1; i < on.candidates.size(); ++i) from.push_back(*on.candidates[i].from_shape);
+  EXPECT_EQ(from, (std::vector<Shape>{{1024, 256, 256}, {256, 256, 256}}));  // nearest first, by ratio
+
+  const LookupExplanation off = provider.explain(Workload::parse_key("matmul|700,512,512|fp16"), npu());
+  ASSERT_GE(off.candidates.size(), 2u);
+  EXPECT_EQ(*off.candidates[1].from_shape, (Shape{620, 280, 280}));  // none on a line: the nearest
+
+  DbConfigProvider nearest(records, nearest_only());
+  const ConfigChoice c = answer(nearest, Workload::parse_key("matmul|600,256,256|fp16"));
+  EXPECT_EQ(c.source, ConfigSource::Nearest);
+  EXPECT_EQ(c.from_shape, (Shape{620, 280, 280}));
+}
+
 TEST(ConfigLookup, TheMostTrustedBackendWins) {
   const std::vector<TuningRecord> records = {tuned("matmul|256,256,256|fp16", kSmall, 100, "model"),
                                              tuned("matmul|256,256,256|fp16", kOther, 500, "sim")};
