@@ -34,7 +34,9 @@
 //   (Cube: each TLOAD/TSTORE holds its pipe for the GM latency, as in PyPTO's cycle model;
 //   the summary counts them per core type. Vector tasks issue their loads, and their
 //   stores, back to back, each latency hiding behind the transfer before it, as the
-//   simulator's DMA pipes do: one read and one write latency per task.)
+//   simulator's DMA pipes do: one read and one write latency per task. A split reduction's
+//   task streams its row in chunks, and each chunk's load waits for the flag after the one
+//   before it, whatever its slots: a read latency per chunk.)
 //   The busiest core runs waves = ceil(tasks / cores) tasks, the average task each time:
 //   P_pipe = waves · work_pipe / tasks.
 //   Overlap: Cube, nbuffer = 1: busy = Σ P (each task loads, computes, stores in turn).
@@ -250,7 +252,7 @@ struct CostModel::Impl {
 
   // The summary's totals as per-core-type pipe work.
   template <typename T>
-  void split_work(const KernelSummary& k, const Traffic& traffic, const BurstFactors& bursts, int nbuffer,
+  void split_work(const KernelSummary& k, const Traffic& traffic, const BurstFactors& bursts,
                   const Coefficients& c, CoreWork<T>& aic, CoreWork<T>& aiv) const {
     const Target& t = target;
     const double vector = vector_cycles(k);
@@ -264,9 +266,11 @@ struct CostModel::Impl {
     aiv[&Breakdown::vector] = T::term(c, Coef::Vector, vector) +
                          T::term(c, Coef::Spill, vector * overflow(k, false));
     // A vector task issues its loads back to back (and its stores): one latency each way.
-    // A streamed task with one slot waits a read latency per chunk.
-    const int64_t exposed_reads = streamed && nbuffer == 1 ? k.aiv_tasks * aiv.steps_per_task
-                                                           : std::min(k.aiv_gm_loads, k.aiv_tasks);
+    // A streamed task waits a read latency per chunk, whatever its slots: each chunk's
+    // load is followed by the flag that hands it to the vector unit, which the MTE2 pipe
+    // sets only once the load is done (as the simulator's in-order pipes do), so the
+    // next chunk's load starts a latency later.
+    const int64_t exposed_reads = streamed ? k.aiv_tasks * aiv.steps_per_task : std::min(k.aiv_gm_loads, k.aiv_tasks);
     aiv[&Breakdown::read_latency] = T::term(c, Coef::Latency, exposed_reads * t.gm_read_latency);
     aiv[&Breakdown::write_latency] =
         T::term(c, Coef::Latency, std::min(k.aiv_gm_stores, k.aiv_tasks) * t.gm_write_latency);
@@ -495,7 +499,7 @@ struct CostModel::Impl {
     const Target& t = target;
     const Traffic traffic = kernel_traffic(k, config, target);
     CoreWork<T> aic, aiv;
-    split_work(k, traffic, burst_factors(k, graph, config, t), k.nbuffer, c, aic, aiv);
+    split_work(k, traffic, burst_factors(k, graph, config, t), c, aic, aiv);
     const int nbuffer = k.nbuffer;
     const int64_t all_tasks = k.aic_tasks + k.aiv_tasks;
     const double instrs_per_task = all_tasks > 0 ? static_cast<double>(k.instructions) / all_tasks : 0;
