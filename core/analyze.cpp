@@ -147,6 +147,7 @@ class KernelCounter {
         case Opcode::TLOAD: {
           const double bytes = c * static_cast<double>(operand_bytes(b, in.dst));
           (cube_side ? out_.aic_gm_loads : out_.aiv_gm_loads) += count;
+          if (cube_side) out_.aic_load_groups += count;
           out_.gm_read_bytes += bytes;
           add_read(slot_tensor[in.src[0].id], bytes);
           break;
@@ -186,6 +187,7 @@ class KernelCounter {
     out_.instructions += count * per_task;
     out_.aic_instructions += count * per_task;
     out_.aic_gm_loads += count * (loads_a + loads_b);
+    out_.aic_load_groups += count * std::max(loads_a, loads_b);
     out_.aic_gm_stores += count;
     out_.tmatmuls += count * j;
     out_.fractals += count * fractal_pieces(m, ct.mL0, f.m) * fractal_pieces(n, ct.nL0, f.n) * fk;
@@ -475,6 +477,7 @@ void accumulate(KernelSummary& into, const KernelSummary& from, int64_t times) {
   into.instructions += times * from.instructions;
   into.aic_instructions += times * from.aic_instructions;
   into.aic_gm_loads += times * from.aic_gm_loads;
+  into.aic_load_groups += times * from.aic_load_groups;
   into.aic_gm_stores += times * from.aic_gm_stores;
   into.aiv_gm_loads += times * from.aiv_gm_loads;
   into.aiv_gm_stores += times * from.aiv_gm_stores;

@@ -122,6 +122,10 @@ struct KernelSummary {
   // GM transfer instructions (TLOAD / TSTORE) over all tasks, by core type: each one
   // holds its pipe for a GM latency, so the cost model charges them per instruction.
   int64_t aic_gm_loads = 0, aic_gm_stores = 0;
+  // A Cube task's TLOADs in groups that one flag hands on (a K step's A and B loads, then
+  // SET_FLAG MTE2 -> MTE1): the loads of a group follow each other a transfer apart, and
+  // the group's flag waits for the last, so a group, not a load, waits a GM latency.
+  int64_t aic_load_groups = 0;
   int64_t aiv_gm_loads = 0, aiv_gm_stores = 0;
 
   // L2 reuse: every GM tensor read, once; the Cube operands' ids (-1 in vector kernels);

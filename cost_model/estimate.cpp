@@ -291,7 +291,7 @@ struct CostModel::Impl {
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
     aic[&Breakdown::mte2_hbm] = T::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
     aic[&Breakdown::mte2_l2] = T::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
-    aic[&Breakdown::read_latency] = T::term(c, Coef::Latency, k.aic_gm_loads * t.gm_read_latency);
+    aic[&Breakdown::read_latency] = T::term(c, Coef::Latency, k.aic_load_groups * t.gm_read_latency);
     aic[&Breakdown::write_latency] = T::term(c, Coef::Latency, k.aic_gm_stores * t.gm_write_latency);
     aic[&Breakdown::mte1] = T::term(c, Coef::OnChip,
                                             k.l1_to_l0a_bytes / t.l1_to_l0a_bpc + k.l1_to_l0b_bytes / t.l1_to_l0b_bpc +

@@ -29,6 +29,7 @@ namespace {
 struct Measured {
   int64_t aic_tasks = 0, aiv_tasks = 0, mix_tasks = 0, instructions = 0, tmatmuls = 0, fractals = 0;
   int64_t aic_gm_loads = 0, aic_gm_stores = 0, aiv_gm_loads = 0, aiv_gm_stores = 0;
+  int64_t aic_load_groups = 0;  // runs of TLOADs on a Cube task's MTE2 (a MIX task's Cube loads: each its own)
   int64_t aic_instructions = 0;
   double gm_read = 0, gm_write = 0, l0a = 0, l0b = 0, l0c_out = 0, workspace = 0;
   // MIX tasks: tiles moved between the Cube's and the vector units' memories, by side
@@ -108,10 +109,15 @@ Measured measure_kernel(const Program& p, const Kernel& k, const Target& t) {
     auto local_bytes = [&](const Operand& o) {
       return static_cast<double>(num_elements(o.extent) * dtype_size(buffer_of(b, o).dtype));
     };
+      bool mte2_loading = false;  // a TLOAD on the Cube task's MTE2 since its last SET_FLAG
     for (const Instr& in : b.instrs) {
       const bool mix = task.core == CoreType::MIX;
       const bool cube_side = task.core == CoreType::AIC || (mix && in.unit == 0);
       if (cube_side) ++m.aic_instructions;
+      if (cube_side && in.pipe == Pipe::MTE2) {  // a SET_FLAG ends a group; a WAIT_FLAG does not
+        if (in.op == Opcode::TLOAD && (mix || !mte2_loading)) ++m.aic_load_groups;
+        if (in.op == Opcode::TLOAD || in.op == Opcode::SET_FLAG) mte2_loading = in.op == Opcode::TLOAD;
+      }
       if (in.op == Opcode::TMOV && in.dst.level == MemLevel::UB && in.src[0].level == MemLevel::UB) {
         count_vector(b, in, m);
         continue;
@@ -183,6 +189,7 @@ void expect_agreement(const KernelSummary& s, const Measured& m, const std::stri
   EXPECT_EQ(s.aic_instructions, m.aic_instructions);
   EXPECT_EQ(s.tmatmuls, m.tmatmuls);
   EXPECT_EQ(s.aic_gm_loads, m.aic_gm_loads);
+  EXPECT_EQ(s.aic_load_groups, m.aic_load_groups);
   EXPECT_EQ(s.aic_gm_stores, m.aic_gm_stores);
   EXPECT_EQ(s.aiv_gm_loads, m.aiv_gm_loads);
   EXPECT_EQ(s.aiv_gm_stores, m.aiv_gm_stores);

@@ -129,14 +129,17 @@ TEST(EstimateFormula, NBufferingOverlapsToTheSlowestPipePlusFillAndDrain) {
               1000 + 1200 / 2.0, 1e-9);
 }
 
-TEST(EstimateFormula, EachGmTransferHoldsItsPipeForTheGmLatency) {
+// A Cube task's loads wait a GM latency per group a flag hands on (a K step's A and B),
+// not per load; stores one each.
+TEST(EstimateFormula, EachGroupOfLoadsAndEachStoreHoldsItsPipeForTheGmLatency) {
   Target t = paper_target();
   t.gm_read_latency = 100;
   t.gm_write_latency = 50;
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g);
-  k.aic_gm_loads = 4 * 3;  // per task: MTE2 600 + 3 * 100, FIX 200 + 50
+  k.aic_gm_loads = 4 * 6;
+  k.aic_load_groups = 4 * 3;  // per task: MTE2 600 + 3 * 100, FIX 200 + 50
   k.aic_gm_stores = 4;
   const TilingSummary s = summary_of({k});
   EXPECT_NEAR(model.estimate(at_depth(s, 1), {}).predicted_ns, 2200 + 300 + 50, 1e-9);
@@ -153,7 +156,7 @@ TEST(EstimateFormula, AKernelWaitingOnGmLatencyIsLatencyBound) {
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g);
-  k.aic_gm_loads = 4 * 2;
+  k.aic_gm_loads = k.aic_load_groups = 4 * 2;
   EXPECT_EQ(model.estimate(at_depth(summary_of({k}), 2), {}).bound, Bound::LaunchLatency);
 }
 
@@ -166,7 +169,7 @@ TEST(EstimateFormula, AKernelMovingBytesMoreThanWaitingIsNamedForItsBandwidth) {
   const TensorGraph g = matmul_graph();
   const CostModel model(g, t, paper_coefficients(t));
   KernelSummary k = cube_kernel(g);
-  k.aic_gm_loads = 4 * 2;
+  k.aic_gm_loads = k.aic_load_groups = 4 * 2;
   const Estimate e = model.estimate(at_depth(summary_of({k}), 2), {});
   ASSERT_GT(e.breakdown.read_latency, e.breakdown.mte2_hbm);
   ASSERT_LT(e.breakdown.read_latency, e.breakdown.mte2_hbm + e.breakdown.mte2_l2);
