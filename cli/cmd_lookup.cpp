@@ -90,7 +90,7 @@ ShapeBuckets shape_buckets(const po::variables_map& vm, const Workload& w, const
 // default, or the neighbour whose tuned shape the choice names).
 bool served(const ConfigChoice& choice, const db::TransferCandidate& c) {
   if (choice.source == ConfigSource::Default) return !c.from_shape;
-  return c.from_shape && choice.from_shape && *c.from_shape == *choice.from_shape;
+  return c.from_shape && choice.from_shape && *c.from_shape == *choice.from_shape && c.config == choice.config;
 }
 
 // With --explain: the candidates a transfer ranked, each priced for this shape, and why
@@ -101,9 +101,11 @@ nlohmann::json explanation_json(const db::LookupExplanation& e, const ConfigChoi
     candidates.push_back({{"from_shape", c.from_shape ? nlohmann::json(*c.from_shape) : nlohmann::json(nullptr)},
                           {"default", !c.from_shape},
                           {"config", c.config.to_json()},
+                          {"recut", c.recut},
                           {"predicted_ns", std::isfinite(c.predicted_ns) ? nlohmann::json(c.predicted_ns) : nullptr},
                           {"served", served(choice, c)}});
-  return {{"candidates", candidates}, {"margin", e.margin}, {"winner", choice.describe()}, {"reason", choice.reason}};
+  return {{"candidates", candidates}, {"margin", e.margin}, {"margin_basis", e.margin_basis},
+          {"winner", choice.describe()}, {"reason", choice.reason}};
 }
 
 void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choice) {
@@ -114,11 +116,11 @@ void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choic
   const double fallback = e.candidates.front().predicted_ns;
   std::cout << "transfer candidates, priced for this shape by the cost model (a neighbour's config is served only "
                "when the default is predicted more than "
-            << format_number("%.1f", 100 * e.margin) << " % slower):\n";
+            << format_number("%.1f", 100 * e.margin) << " % slower; " << e.margin_basis << "):\n";
   std::vector<std::vector<std::string>> rows;
   for (const db::TransferCandidate& c : e.candidates) {
     const bool finite = std::isfinite(c.predicted_ns);
-    rows.push_back({c.from_shape ? "tuned " + shape_dims(*c.from_shape) : "the op's default",
+    rows.push_back({c.from_shape ? "tuned " + shape_dims(*c.from_shape) + (c.recut ? ", re-cut" : "") : "the op's default",
                     finite ? format_ns(c.predicted_ns) : "does not fit",
                     finite && c.from_shape ? format_number("%+.1f %%", 100 * (c.predicted_ns / fallback - 1)) : "",
                     served(choice, c) ? "served" : "", c.config.to_string()});
@@ -146,7 +148,8 @@ int run_lookup(const Args& args) {
        "explain with --explain)")
       ("transfer-margin", po::value<std::string>(),
        "how much faster than the op's default the cost model must predict a tuned neighbour's config for a "
-       "transfer to serve it: 3% by default (db::LookupOptions::transfer_margin), 0 serves the model's pick")
+       "transfer to serve it. By default each op's own: the model's measured error on the configs tuned for it "
+       "(db::LookupOptions::learn_margin), else 3%; 0 serves the model's pick")
       ("explain", po::bool_switch(),
        "also list the candidates a transfer ranked for an untuned shape (the tuned neighbours' configs and the "
        "op's default, each with the cost model's time for this shape), the winner and why")
@@ -186,8 +189,10 @@ int run_lookup(const Args& args) {
     lookup_options.backends = {backend};
   }
   lookup_options.strict = (*vm)["strict"].as<bool>();
-  if (vm->count("transfer-margin"))
+  if (vm->count("transfer-margin")) {
     lookup_options.transfer_margin = parse_fraction("--transfer-margin", (*vm)["transfer-margin"].as<std::string>(), true);
+    lookup_options.learn_margin = false;
+  }
   const auto provider = std::make_shared<db::DbConfigProvider>(path, lookup_options);
   ConfigChain lookup({provider, std::make_shared<search::ModelPickProvider>()});
   const bool explain = (*vm)["explain"].as<bool>();

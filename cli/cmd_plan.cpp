@@ -174,7 +174,7 @@ class Planner {
     return {{"op", workload(range_.lo).op}, {"dim", range_.dim}, {"lo", range_.lo}, {"hi", range_.hi},
             {"target", target_.name}, {"backend", job_.backend}, {"max_loss", max_loss_}, {"buckets", buckets},
             {"checks", checks}, {"unchecked", unchecked},
-            {"transfer_margin", transfer_margin_.value_or(db::LookupOptions{}.transfer_margin)}, {"tunes", tunes_}, {"max_tunes", max_tunes_},
+            {"transfer_margin", transfer_margin_ ? nlohmann::json(*transfer_margin_) : nlohmann::json("learned")}, {"tunes", tunes_}, {"max_tunes", max_tunes_},
             {"bound_met", unchecked_.empty()},
             {"powers_of_two", powers_of_two()}, {"db", db_->location()}};
   }
@@ -238,7 +238,10 @@ class Planner {
     for (const auto& [size, best] : buckets_) records.push_back(best);
     db::LookupOptions lookup_options;
     lookup_options.backends = {job_.backend};
-    if (transfer_margin_) lookup_options.transfer_margin = *transfer_margin_;
+    if (transfer_margin_) {
+      lookup_options.transfer_margin = *transfer_margin_;
+      lookup_options.learn_margin = false;
+    }
     ConfigChain lookup({std::make_shared<db::DbConfigProvider>(records, lookup_options),
                         std::make_shared<search::ModelPickProvider>()});
     const ConfigChoice served = lookup.choose(w, target_);
@@ -304,7 +307,7 @@ int run_plan(const Args& args) {
        "tunes at most, the two ends and every midpoint check included; intervals left are reported unchecked")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of each search")
       ("transfer-margin", po::value<std::string>(),
-       "the lookup's margin (db::LookupOptions::transfer_margin, default 3%): how much faster than the default the "
+       "the lookup's margin (default: learned per op from the records, else 3%; db::LookupOptions): how much faster than the default the "
        "cost model must predict a neighbour's config for the lookup to serve it; to plan for a JIT set up so")
       ("db", po::value<std::string>(), "tuning database file; default: $PTO_TUNE_DB, else ~/.cache/pto-tune/tune.db")
       ("out", po::value<std::string>(), "write the buckets as a batch file for 'pto-tune batch'")

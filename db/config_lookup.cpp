@@ -123,13 +123,44 @@ class ShapePricing {
   std::optional<Analyzer> analyzer_;
 };
 
+// A neighbour's config re-cut for the wanted shape (TransferCandidate::recut) when the
+// two shapes differ in M or N alone and the config has a Cube tile: the neighbour's
+// count of tiles on that dim, each the smallest aligned size covering the wanted one,
+// with the neighbour's L1 / L0 ratio. A tuned tiling is a tile count as much as a tile
+// size: the best of 300,4096,4096 on 910B1 is 256's m [128,128] re-cut to [160,160]
+// (128 would make a third, nearly empty row of tiles; results/jit_transfer.md).
+std::optional<TileConfig> recut(const TileConfig& c, const Shape& from, const Shape& to, const OpDef& op) {
+  if (!c.cube || from.size() != to.size() || from.size() != op.dims.size()) return std::nullopt;
+  std::optional<size_t> dim;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != to[i]) {
+      if (dim) return std::nullopt;
+      dim = i;
+    }
+  if (!dim || (op.dims[*dim] != "M" && op.dims[*dim] != "N")) return std::nullopt;
+  TileConfig out = c;
+  int64_t& l0 = op.dims[*dim] == "M" ? out.cube->mL0 : out.cube->nL0;
+  int64_t& l1 = op.dims[*dim] == "M" ? out.cube->mL1 : out.cube->nL1;
+  if (l0 <= 0 || l1 % l0 != 0) return std::nullopt;
+  constexpr int64_t kAlign = 16;  // the Cube's M and N fractal side
+  const auto align_up = [](int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; };
+  const int64_t ratio = l1 / l0, tiles = (from[*dim] + l1 - 1) / l1;
+  const int64_t new_l0 = align_up((to[*dim] + tiles * ratio - 1) / (tiles * ratio));
+  if (new_l0 == l0) return std::nullopt;
+  l0 = new_l0;
+  l1 = new_l0 * ratio;
+  return out;
+}
+
 // Of a transfer's candidates (the op's default first, then the neighbours' configs
 // nearest first, each with its predicted time for the wanted shape), the answer: the
 // fastest neighbour's config where the model predicts the default more than `margin`
 // slower (its error on the op: closer than that, the ranking is a coin toss), else the
 // default, saying why. Ties keep the default, then the nearer shape.
-ConfigChoice rank_transfer(const std::vector<TransferCandidate>& candidates, double margin) {
-  const size_t neighbours = candidates.size() - 1;
+ConfigChoice rank_transfer(const std::vector<TransferCandidate>& candidates, double margin,
+                           const std::string& margin_basis) {
+  const auto neighbours = static_cast<size_t>(
+      std::count_if(candidates.begin(), candidates.end(), [](const TransferCandidate& c) { return c.from_shape && !c.recut; }));
   size_t best = 0;
   for (size_t i = 1; i < candidates.size(); ++i)
     if (candidates[i].predicted_ns < candidates[best].predicted_ns) best = i;
@@ -137,16 +168,17 @@ ConfigChoice rank_transfer(const std::vector<TransferCandidate>& candidates, dou
   if (best == 0) return pick;
   const TransferCandidate& winner = candidates[best];
   const double advantage = candidates.front().predicted_ns / winner.predicted_ns - 1;  // +inf: the default does not fit
-  const std::string margin_text = "the model's " + percent(margin) + " error margin";
+  const std::string margin_text = "the model's " + percent(margin) + " error margin (" + margin_basis + ")";
   if (advantage > margin) {
     pick = {winner.config, ConfigSource::Transfer, winner.from_shape, false, {}, neighbours};
     pick.reason = std::isfinite(advantage) ? "the default is predicted " + percent(advantage) + " slower, beyond " + margin_text
                                            : "the default does not fit";
+    if (winner.recut) pick.reason += "; the Cube tile re-cut for this shape";
     return pick;
   }
   pick.reason = "the default is predicted only " + percent(advantage) + " slower than the best of " +
                 std::to_string(neighbours) + " tuned neighbours' configs, from " + shape_dims(*winner.from_shape) +
-                ": within " + margin_text;
+                (winner.recut ? " re-cut" : "") + ": within " + margin_text;
   return pick;
 }
 
@@ -166,6 +198,9 @@ struct DbConfigProvider::Index {
   struct Family {
     std::vector<size_t> members;
     std::optional<ShapeIndex> shapes;
+    std::vector<float> lead_errors;  // its records' (BestConfigs::Entry::lead_errors)
+    double margin = 0;               // what its transfers rank with (finish())
+    std::string margin_basis;
   };
   std::unordered_map<std::string, Family> family;
 
@@ -215,7 +250,9 @@ struct DbConfigProvider::Index {
     }
     t.next = first->second;
     first->second = tuned.size();
-    family[family_key(workload_key, shape(t).size(), fingerprint)].members.push_back(tuned.size());
+    Family& f = family[family_key(workload_key, shape(t).size(), fingerprint)];
+    f.members.push_back(tuned.size());
+    f.lead_errors.insert(f.lead_errors.end(), e.lead_errors.begin(), e.lead_errors.end());
     tuned.push_back(std::move(t));
   }
 
@@ -234,9 +271,11 @@ struct DbConfigProvider::Index {
     return found;
   }
 
-  // After every add(): families keep fresh records only, indexed by shape.
+  // After every add(): families keep fresh records only, indexed by shape, each with
+  // the margin its transfers rank with.
   void finish() {
     for (auto& [key, f] : family) {
+      set_margin(f);
       std::erase_if(f.members, [&](size_t i) { return !tuned[i].stale_reason.empty(); });
       if (f.members.empty()) continue;
       const size_t rank = shape(tuned[f.members.front()]).size();
@@ -246,6 +285,27 @@ struct DbConfigProvider::Index {
       f.shapes.emplace(rank, dims);
     }
   }
+
+  // LookupOptions::learn_margin: the 90th percentile of the family's lead errors as a
+  // fraction (never below 0: a model that promised less than it gave needs no margin),
+  // else the prior.
+  void set_margin(Family& f) const {
+    const size_t n = f.lead_errors.size();
+    if (!options.learn_margin || n < LookupOptions::kMinLeadEvidence) {
+      f.margin = options.transfer_margin;
+      f.margin_basis = options.learn_margin ? "the prior: " + std::to_string(n) + " measured lead errors of this op, " +
+                                                  std::to_string(LookupOptions::kMinLeadEvidence) + " wanted"
+                                            : "given";
+      return;
+    }
+    const size_t at = (n * 9) / 10;
+    std::nth_element(f.lead_errors.begin(), f.lead_errors.begin() + static_cast<std::ptrdiff_t>(at), f.lead_errors.end());
+    f.margin = std::min(kMaxLearnedMargin, std::max(0.0, std::expm1(static_cast<double>(f.lead_errors[at]))));
+    f.margin_basis = "learned: the 90th percentile of " + std::to_string(n) + " measured lead errors of this op";
+    f.lead_errors = {};
+  }
+  // A model wrong by more than this on an op ranks no transfer worth the risk anyway.
+  static constexpr double kMaxLearnedMargin = 0.5;
 
   // Whether the exact hit `hit` of `w` may be served on `t`: analyzed once, with one
   // warning when it does not fit.
@@ -312,9 +372,10 @@ struct DbConfigProvider::Index {
 
   // Step 2 of the fallback order (db/config_lookup.h). Each neighbour's config is
   // analyzed once: the summary says whether it fits and is what the model prices.
-  // `ranked`, when given, gets every candidate the model priced, the default first.
+  // `explained`, when given, gets every candidate the model priced, the default first,
+  // and the margin it ranked them with.
   std::optional<ConfigChoice> transfer(const Workload& w, const std::string& workload_key, const std::string& fp,
-                                       ShapePricing& pricing, std::vector<TransferCandidate>* ranked) const {
+                                       ShapePricing& pricing, LookupExplanation* explained) const {
     const CostModel* model = options.transfer_neighbours > 0 ? pricing.model() : nullptr;
     if (!model) {  // unranked: the nearest feasible shape's config as it is
       const std::vector<const Tuned*> near =
@@ -332,11 +393,24 @@ struct DbConfigProvider::Index {
         });
     if (near.empty()) return std::nullopt;
     std::vector<TransferCandidate> candidates(1);
-    for (const Tuned* t : near) candidates.push_back({shape(*t), config(*t), predicted.at(t)});
+    const OpDef& op = find_op(w.op);
+    for (const Tuned* t : near) {
+      candidates.push_back({shape(*t), config(*t), predicted.at(t)});
+      if (!options.recut_neighbours) continue;
+      if (const std::optional<TileConfig> c = recut(config(*t), shape(*t), w.shape, op)) {
+        const TilingSummary summary = model->analyze(*c);
+        if (summary.feasible) candidates.push_back({shape(*t), *c, model->predict_ns(summary, *c), true});
+      }
+    }
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
     candidates.front().predicted_ns = model->predict_ns(candidates.front().config);
-    ConfigChoice pick = rank_transfer(candidates, options.transfer_margin);
-    if (ranked) *ranked = std::move(candidates);
+    const Family& f = family.at(family_key(workload_key, w.shape.size(), fp));
+    ConfigChoice pick = rank_transfer(candidates, f.margin, f.margin_basis);
+    if (explained) {
+      explained->candidates = std::move(candidates);
+      explained->margin = f.margin;
+      explained->margin_basis = f.margin_basis;
+    }
     return pick;
   }
 
@@ -349,15 +423,14 @@ struct DbConfigProvider::Index {
     return std::nullopt;
   }
 
-  // The steps of db/config_lookup.h in order; `ranked`, when given, gets what a
+  // The steps of db/config_lookup.h in order; `explained`, when given, gets what a
   // transfer ranked.
-  std::optional<ConfigChoice> answer(const Workload& w, const Target& t,
-                                     std::vector<TransferCandidate>* ranked = nullptr) {
+  std::optional<ConfigChoice> answer(const Workload& w, const Target& t, LookupExplanation* explained = nullptr) {
     const std::string workload_key = w.key();
     const std::string& fp = fingerprints.of(t);
     if (auto hit = exact(w, workload_key, t, fp)) return hit;
     ShapePricing pricing(build_graph(w), t, target_models);
-    if (auto hit = transfer(w, workload_key, fp, pricing, ranked)) return hit;
+    if (auto hit = transfer(w, workload_key, fp, pricing, explained)) return hit;
     if (auto old = stale_exact(workload_key, t, fp); old && pricing.fits(old->config)) return old;
     return std::nullopt;
   }
@@ -390,7 +463,7 @@ std::optional<ConfigChoice> DbConfigProvider::lookup(const Workload& w, const Ta
 LookupExplanation DbConfigProvider::explain(const Workload& w, const Target& t) {
   LookupExplanation out;
   out.margin = index_->options.transfer_margin;
-  out.choice = index_->answer(w, t, &out.candidates);
+  out.choice = index_->answer(w, t, &out);
   return out;
 }
 

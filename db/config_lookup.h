@@ -17,11 +17,13 @@
 //      dim) whose configs core::analyze finds feasible here, found in a k-d tree over
 //      log2 dims (db/shape_index.h), ranked with the op's default by the cost model for
 //      this shape: a neighbour's config is served only where the model predicts the
-//      default slower by more than LookupOptions::transfer_margin (the model's error),
+//      default slower by more than the family's margin (the model's error on the op,
+//      measured on its records, else LookupOptions::transfer_margin: learn_margin),
 //      else the default, saying why (ConfigChoice::reason). Each config is analyzed once,
 //      and the model priced from that summary. The nearest shape's best
 //      tiling is often not this one's (77,4096,11008 between tuned 64 and 128 rows),
-//      and the default is the floor the JIT must not fall below. With
+//      and the default is the floor the JIT must not fall below. Each neighbour's config
+//      is ranked as tuned and re-cut for this shape (TransferCandidate::recut). With
 //      transfer_neighbours 0, or where the model cannot score the target, the nearest
 //      feasible shape's config as it is (nearest);
 //   3. stale: the stale exact record (below) when its config fits here.
@@ -65,12 +67,23 @@ struct LookupOptions {
   // How much faster than the op's default the model must predict a neighbour's config
   // for a transfer to serve it (0.03: the default predicted more than 3 % slower): the
   // model's error in ranking two configs of one shape, below which the default, the
-  // floor, is kept. 3 %: above the uncalibrated model's top-1 regret on the simulated
-  // ranking suite (0-1 % for matmul, batch_matmul, softmax, layernorm, gelu;
-  // results/cost_model_ranking.md) with room for the shape being one it was not
-  // ranked on. The tuner's records do not reach the lookup with their predictions, so
-  // it is one figure for every op.
+  // floor, is kept. With `learn_margin`, this is the prior, for a family with too little
+  // evidence. 3 %: above the uncalibrated model's top-1 regret on the simulated ranking
+  // suite (0-1 % for matmul, batch_matmul, softmax, layernorm, gelu;
+  // results/cost_model_ranking.md) with room for the shape being one it was not ranked on.
   double transfer_margin = 0.03;
+  // Each family's margin from its own records instead (the model's measured error on
+  // that op, target and backend), where it has kMinLeadEvidence of them: the 90th
+  // percentile of how much more the model promised than was measured, over the configs
+  // the tuner measured within 5 % of each key's best, against the default it measures
+  // first (BestConfigs::Entry::lead_errors). A transfer then serves a config only where its
+  // predicted lead over the default exceeds what the model overstated nine times in
+  // ten for this op; a model that is right there serves more transfers than the prior,
+  // one that is wrong fewer. A caller's own margin (`--transfer-margin`) turns it off.
+  bool learn_margin = true;
+  static constexpr size_t kMinLeadEvidence = 16;
+  // Also rank each neighbour's config re-cut for the wanted shape (TransferCandidate::recut).
+  bool recut_neighbours = true;
   // A database that cannot be read is an error (the Db or Io Error of the file)
   // instead of a warning and no records.
   bool strict = false;
@@ -84,6 +97,9 @@ struct TransferCandidate {
   std::optional<Shape> from_shape;  // the neighbour's tuned shape; none for the default
   TileConfig config;
   double predicted_ns = 0;          // the cost model's, for the wanted shape
+  // The neighbour's config with its Cube tile re-cut for this shape: as many M (or N)
+  // tiles as the neighbour's shape had, each the smallest aligned size covering this one.
+  bool recut = false;
 };
 
 // The database's answer with the ranking behind it (`pto-tune lookup --explain`).
@@ -92,7 +108,8 @@ struct LookupExplanation {
   // What a transfer ranked: the op's default first, then the neighbours' configs,
   // nearest first. Empty when no ranking took place (an exact hit, no neighbour, ...).
   std::vector<TransferCandidate> candidates;
-  double margin = 0;  // LookupOptions::transfer_margin
+  double margin = 0;         // the margin the ranking used: learned or LookupOptions::transfer_margin
+  std::string margin_basis;  // where it came from, for people
 };
 
 class DbConfigProvider : public ConfigProvider {

@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -274,7 +277,7 @@ class BestScan {
   // The columns consider() reads, in its order; ?1 is an op, or '' for every op.
   static constexpr const char* kColumns =
       "SELECT id, workload_id, config_id, target_fingerprint, backend, median_ns, timestamp, host, strategy, "
-      "compiler_version, cost_model_version FROM measurements WHERE usable = 1 "
+      "compiler_version, cost_model_version, predicted_ns FROM measurements WHERE usable = 1 "
       "AND (?1 = '' OR workload_id IN (SELECT id FROM workloads WHERE op = ?1)) ORDER BY id";
 
   BestScan(Connection& c, Versions now) : now_(std::move(now)), config_text_(c.prepare("SELECT json FROM configs WHERE id = ?")) {}
@@ -358,6 +361,55 @@ class BestScan {
   std::unordered_map<int64_t, std::string> config_texts_;
   std::vector<std::string> fingerprints_, backends_;
   std::unordered_map<Key, Row, KeyHash> best_;
+};
+
+// The model's error on each key's lead over the op's default (BestConfigs::Entry's
+// lead_errors), from the rows BestScan reads: the default's row (strategy "default",
+// which the tuner measures first) and the other fresh ones of the key measured within
+// kNearBest of its best. A transfer chooses among tuned bests, and the model's error on
+// configs that good is what decides it; the explored ones far from the best, most of
+// what a search measures, are mispriced by far more (the 90th percentile of all of
+// them on the LLM matmuls of results/jit_transfer.md: 21-73 %, of these: 2-4 %).
+class LeadTally {
+ public:
+  explicit LeadTally(Versions now) : now_(std::move(now)) {}
+
+  void consider(const Statement& s) {
+    if (s.text_view(9) != now_.compiler || s.text_view(10) != now_.cost_model) return;
+    const double measured = s.real(5), predicted = s.real(11);
+    if (!(measured > 0) || !(predicted > 0) || !std::isfinite(predicted)) return;
+    Key& key = keys_[key_text(s.integer(1), s.text_view(3), s.text_view(4))];
+    if (s.text_view(8) == "default") key.baseline = {measured, predicted};
+    else key.others.push_back({measured, predicted});
+  }
+
+  // log(measured / default's) - log(predicted / default's), per other record; none
+  // without a default's row.
+  std::vector<float> errors(int64_t workload_id, std::string_view fingerprint, std::string_view backend) const {
+    const auto it = keys_.find(key_text(workload_id, fingerprint, backend));
+    std::vector<float> out;
+    if (it == keys_.end() || !it->second.baseline) return out;
+    const auto [base_measured, base_predicted] = *it->second.baseline;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [measured, predicted] : it->second.others) best = std::min(best, measured);
+    for (const auto& [measured, predicted] : it->second.others)
+      if (measured <= kNearBest * best)
+        out.push_back(static_cast<float>(std::log(measured / base_measured) - std::log(predicted / base_predicted)));
+    return out;
+  }
+
+  static constexpr double kNearBest = 1.05;
+
+ private:
+  struct Key {
+    std::optional<std::pair<double, double>> baseline;  // measured, predicted
+    std::vector<std::pair<double, double>> others;
+  };
+  static std::string key_text(int64_t workload_id, std::string_view fingerprint, std::string_view backend) {
+    return std::to_string(workload_id) + "|" + std::string(fingerprint) + "|" + std::string(backend);
+  }
+  Versions now_;
+  std::unordered_map<std::string, Key> keys_;
 };
 
 }  // namespace
@@ -532,8 +584,12 @@ BestConfigs TuningDb::best_configs() {
   std::lock_guard lock(impl_->mutex);
   Connection& c = impl_->connection;
   BestScan scan(c, Versions::current());
+  LeadTally leads(Versions::current());
   Statement rows = c.prepare(BestScan::kColumns);
-  for (rows.bind(1, std::string_view("")); rows.step();) scan.consider(rows);  // every op
+  for (rows.bind(1, std::string_view("")); rows.step();) {  // every op
+    scan.consider(rows);
+    leads.consider(rows);
+  }
 
   // The winners' workloads, configs and targets, each read and parsed once. A winner
   // whose workload, config or target row is missing (no database pto-tune wrote has
@@ -581,7 +637,8 @@ BestConfigs TuningDb::best_configs() {
       else config->second = kAbsent;
     }
     if (config->second == kAbsent) return;
-    out.entries.push_back({workload, config->second, target, scan.backends()[r.backend], r.versions});
+    out.entries.push_back({workload, config->second, target, scan.backends()[r.backend], r.versions,
+                           leads.errors(r.workload_id, scan.fingerprints()[r.target], scan.backends()[r.backend])});
   });
   return out;
 }

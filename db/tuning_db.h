@@ -54,6 +54,12 @@ struct BestConfigs {
     size_t target;    // index in targets
     std::string backend;
     search::Versions versions;
+    // The model's error on this key's lead over the op's default: for each fresh usable
+    // record but the default's measured within 5 % of the key's best, log(measured /
+    // default's measured) - log(predicted / default's predicted); positive where the
+    // model promised more than was measured.
+    // Empty without the default's record. What the lookup's margin is learned from.
+    std::vector<float> lead_errors = {};
   };
   struct TargetId {
     std::string name;

@@ -13,7 +13,8 @@ that the lookup never sees it) for the best a search finds. Everything is simula
     quality    = best / served time, best = the fastest of the tuned best, the default
                  and the served configs (1.0: the lookup served what a search finds)
     vs default = served time / default time (<= 1.01: never more than 1 % slower)
-for each lookup margin in --margins (the lookup's --transfer-margin).
+for each lookup margin in --margins (the lookup's --transfer-margin; "learned": none
+given, so each family's margin is learned from its records).
 
 Usage:
     scripts/jit_transfer_study.py --pto-tune build/cli/pto-tune --work /tmp/jit_study \\
@@ -64,7 +65,8 @@ def main():
     p.add_argument("--target", default="ascend910b1")
     p.add_argument("--budget", type=int, default=32, help="measurements per tune (buckets and the sizes between)")
     p.add_argument("--max-m", type=int, default=8192, help="the largest M: buckets are the powers of two up to it")
-    p.add_argument("--margins", default="3%,0", help="the lookup's --transfer-margin values to compare")
+    p.add_argument("--margins", default="learned,3%,0",
+                   help="the lookup's --transfer-margin values to compare; learned: none given (each op's own)")
     a = p.parse_args()
     tool = a.pto_tune
     os.makedirs(a.work, exist_ok=True)
@@ -88,8 +90,9 @@ def main():
             default_ns = simulated_ns(tool, op, shapes, a.target, extra)
             row = {"op": op, "shapes": shapes, "attrs": attrs, "default_ns": default_ns, "tuned_ns": tuned["best"]["simulated_ns"]}
             for margin in margins:
+                given = [] if margin == "learned" else ["--transfer-margin", margin]
                 served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend",
-                                         "sim", "--db", buckets_db, "--transfer-margin", margin, "--json"] + extra, tool))
+                                         "sim", "--db", buckets_db, "--json"] + given + extra, tool))
                 row[margin] = {"source": served["source"], "reason": served.get("reason", ""),
                                "served_ns": simulated_ns(tool, op, shapes, a.target, extra, served["config"])}
             # The best config anyone measured for the shape (the tuner never loses to the default).

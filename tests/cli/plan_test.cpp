@@ -77,7 +77,7 @@ TEST(PlanCli, ATuneLimitLeavesIntervalsUncheckedAndSaysSo) {
     EXPECT_FALSE(plan["bound_met"].get<bool>());
     EXPECT_EQ(plan["unchecked"].size(), 2u) << r.out;
   }
-  EXPECT_EQ(plan["transfer_margin"], 0.03);
+  EXPECT_EQ(plan["transfer_margin"], "learned");  // each op's, from its records (db::LookupOptions::learn_margin)
   // --transfer-margin is the lookup's: with 0, no default is kept for a margin.
   const Result no_margin =
       pto_tune(kPlan + " --max-loss 0.1% --max-tunes 5 --transfer-margin 0 --json --db " + quoted(dir.str() + "/t.db"));

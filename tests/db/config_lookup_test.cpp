@@ -360,17 +360,19 @@ TEST(ConfigLookup, ANeighbourPredictedMarginallyFasterThanTheDefaultIsNotServed)
     if (marginal.empty() || clear.empty()) continue;
     ++checked;
     auto record = [&](const TileConfig& c) { return std::vector{tuned(neighbour.key(), c.to_json().dump())}; };
-    DbConfigProvider marginal_neighbour(record(marginal.front()));
+    LookupOptions as_tuned;  // the neighbours' configs as tuned, none re-cut
+    as_tuned.recut_neighbours = false;
+    DbConfigProvider marginal_neighbour(record(marginal.front()), as_tuned);
     const ConfigChoice kept = answer(marginal_neighbour, w);
     EXPECT_EQ(kept.source, ConfigSource::Default) << w.key() << ": " << kept.describe();
     EXPECT_EQ(kept.config, default_config(w, build_graph(w), npu()));
     EXPECT_NE(kept.reason.find("the default is predicted only"), std::string::npos) << kept.reason;
     EXPECT_NE(kept.describe().find("within the model's 3.0 % error margin"), std::string::npos) << kept.describe();
-    LookupOptions no_margin;
+    LookupOptions no_margin = as_tuned;
     no_margin.transfer_margin = 0;
     DbConfigProvider without_margin(record(marginal.front()), no_margin);
     EXPECT_EQ(answer(without_margin, w).config, marginal.front());
-    DbConfigProvider clear_neighbour(record(clear.front()));
+    DbConfigProvider clear_neighbour(record(clear.front()), as_tuned);
     const ConfigChoice served = answer(clear_neighbour, w);
     EXPECT_EQ(served.source, ConfigSource::Transfer) << served.describe();
     EXPECT_EQ(served.config, clear.front());
@@ -393,15 +395,20 @@ TEST(ConfigLookup, ExplainListsTheRankedCandidatesAndAgreesWithChoose) {
   EXPECT_EQ(e.choice->config, answer(provider, w).config);
   EXPECT_EQ(e.choice->describe(), answer(provider, w).describe());
   EXPECT_EQ(e.margin, LookupOptions{}.transfer_margin);
-  ASSERT_EQ(e.candidates.size(), 1 + e.choice->ranked_neighbours);
   const TensorGraph graph = build_graph(w);
   const CostModel model(graph, npu());
   EXPECT_FALSE(e.candidates[0].from_shape);
   EXPECT_EQ(e.candidates[0].config, default_config(w, graph, npu()));
   for (const TransferCandidate& c : e.candidates) EXPECT_DOUBLE_EQ(c.predicted_ns, model.predict_ns(c.config));
-  ASSERT_GE(e.candidates.size(), 3u);
-  EXPECT_EQ(*e.candidates[1].from_shape, (Shape{256, 256, 256}));  // nearer than 1024 (ties: the smaller)
-  EXPECT_EQ(*e.candidates[2].from_shape, (Shape{1024, 256, 256}));
+  // The neighbours nearest first (256 nearer than 1024; ties: the smaller), each as tuned
+  // and then, where it differs, re-cut for 512.
+  std::vector<Shape> as_tuned;
+  for (const TransferCandidate& c : e.candidates)
+    if (c.from_shape && !c.recut) as_tuned.push_back(*c.from_shape);
+  EXPECT_EQ(as_tuned, (std::vector<Shape>{{256, 256, 256}, {1024, 256, 256}}));
+  EXPECT_EQ(as_tuned.size(), e.choice->ranked_neighbours);
+  for (size_t i = 1; i < e.candidates.size(); ++i)
+    if (e.candidates[i].recut) EXPECT_EQ(e.candidates[i].from_shape, e.candidates[i - 1].from_shape);
   EXPECT_TRUE(provider.explain(Workload::parse_key("matmul|256,256,256|fp16"), npu()).candidates.empty());
 }
 
@@ -415,7 +422,8 @@ TEST(ConfigLookup, TransferRanksTheNeighboursOnALineThroughTheShapeWhenThereAreA
   DbConfigProvider provider(records);
   const LookupExplanation on = provider.explain(Workload::parse_key("matmul|600,256,256|fp16"), npu());
   std::vector<Shape> from;
-  for (size_t i = 1; i < on.candidates.size(); ++i) from.push_back(*on.candidates[i].from_shape);
+  for (size_t i = 1; i < on.candidates.size(); ++i)
+    if (!on.candidates[i].recut) from.push_back(*on.candidates[i].from_shape);
   EXPECT_EQ(from, (std::vector<Shape>{{1024, 256, 256}, {256, 256, 256}}));  // nearest first, by ratio
 
   const LookupExplanation off = provider.explain(Workload::parse_key("matmul|700,512,512|fp16"), npu());
@@ -426,6 +434,43 @@ TEST(ConfigLookup, TransferRanksTheNeighboursOnALineThroughTheShapeWhenThereAreA
   const ConfigChoice c = answer(nearest, Workload::parse_key("matmul|600,256,256|fp16"));
   EXPECT_EQ(c.source, ConfigSource::Nearest);
   EXPECT_EQ(c.from_shape, (Shape{620, 280, 280}));
+}
+
+// A neighbour's config re-cut for the wanted M keeps the neighbour's count of M tiles at
+// the smallest aligned size covering the wanted M, with its L1 / L0 ratio; a neighbour
+// that differs in K, or in two dims, is ranked as tuned only.
+TEST(ConfigLookup, ANeighboursCubeTileIsReCutToItsTileCountAtTheWantedSize) {
+  std::mt19937_64 rng(29);
+  int checked = 0;
+  for (int round = 0; round < 40; ++round) {
+    const int64_t tuned_m = 16 * static_cast<int64_t>(1 + rng() % 64), wanted_m = 1 + static_cast<int64_t>(rng() % 1024);
+    if (tuned_m == wanted_m) continue;
+    const int64_t l0 = std::vector<int64_t>{16, 32, 64, 128}[rng() % 4], ratio = 1 + static_cast<int64_t>(rng() % 2);
+    const std::string config = R"({"cube":{"m":[)" + std::to_string(l0) + "," + std::to_string(l0 * ratio) +
+                               R"(],"k":[32,64],"n":[64,128]}})";
+    DbConfigProvider provider({tuned("matmul|" + std::to_string(tuned_m) + ",256,512|fp16", config)});
+    const LookupExplanation e = provider.explain(Workload{"matmul", {wanted_m, 256, 512}, DType::F16, {}}, npu());
+    for (const TransferCandidate& c : e.candidates) {
+      if (!c.recut) continue;
+      ++checked;
+      const CubeTile& cut = *c.config.cube;
+      SCOPED_TRACE(std::to_string(tuned_m) + " -> " + std::to_string(wanted_m) + ": " + c.config.to_string());
+      EXPECT_EQ(cut.mL1, cut.mL0 * ratio);
+      EXPECT_EQ(cut.mL0 % 16, 0);
+      const int64_t tiles = (tuned_m + l0 * ratio - 1) / (l0 * ratio);
+      EXPECT_GE(tiles * cut.mL1, wanted_m) << "the tiles cover the wanted M";
+      EXPECT_LT(tiles * (cut.mL1 - 16 * ratio), wanted_m) << "and are the smallest that do";
+      EXPECT_EQ(cut.nL0, 64);
+      EXPECT_EQ(cut.kL0, 32);
+    }
+  }
+  EXPECT_GE(checked, 20) << "too few re-cut candidates to say anything";
+  DbConfigProvider other_k({tuned("matmul|256,512,512|fp16", kSmall)});
+  for (const TransferCandidate& c : other_k.explain(Workload::parse_key("matmul|256,256,512|fp16"), npu()).candidates)
+    EXPECT_FALSE(c.recut) << "K differs: not re-cut";
+  DbConfigProvider two_dims({tuned("matmul|256,256,256|fp16", kSmall)});
+  for (const TransferCandidate& c : two_dims.explain(Workload::parse_key("matmul|300,256,512|fp16"), npu()).candidates)
+    EXPECT_FALSE(c.recut) << "two dims differ: not re-cut";
 }
 
 TEST(ConfigLookup, TheMostTrustedBackendWins) {
@@ -450,6 +495,65 @@ TEST(ConfigLookup, LoadsFromADatabaseFileAndLeavesBadFilesAlone) {
   EXPECT_EQ(answer(provider, Workload::parse_key("matmul|256,256,256|fp16")).source, ConfigSource::Exact);
   EXPECT_EQ(DbConfigProvider(dir.str() + "/missing.db").size(), 0u);
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/missing.db"));
+}
+
+// Records of one key for the learned margin: the default's (strategy "default") and
+// `others` more, each predicted `promised` times the default's time and measured
+// `delivered` times it; the fastest is kSmall, which a transfer can serve.
+std::vector<TuningRecord> lead_records(const std::string& key, size_t others, double promised, double delivered) {
+  std::vector<TuningRecord> out{tuned(key, kOther, 1000)};
+  out.back().strategy = "default";
+  out.back().measurement.predicted_ns = 1000;
+  for (size_t i = 0; i < others; ++i) {
+    out.push_back(tuned(key, i == 0 ? kSmall : kOther, 1000 * delivered - static_cast<double>(i)));
+    out.back().measurement.predicted_ns = 1000 * promised;
+    out.back().measurement.timestamp = static_cast<int64_t>(i + 1);
+  }
+  return out;
+}
+
+double learned_margin(const std::vector<std::vector<TuningRecord>>& keys, LookupOptions options = {}) {
+  const pto::testing::TempDir dir("lookup_margin");
+  const std::string path = dir.str() + "/t.db";
+  for (const auto& records : keys) TuningDb::open(path)->commit(records);
+  DbConfigProvider provider(path, std::move(options));
+  const LookupExplanation e = provider.explain(Workload::parse_key("matmul|512,256,256|fp16"), npu());
+  EXPECT_FALSE(e.candidates.empty()) << "no transfer ranking took place";
+  return e.margin;
+}
+
+// The margin a transfer ranks with is the model's measured error on the op: the 90th
+// percentile of how much more it promised than was delivered against the default, over
+// the configs the tuner measured. Too few of them: the prior; a margin the caller gives
+// (learn_margin false): that one.
+TEST(ConfigLookup, TheMarginIsTheModelsMeasuredErrorOnTheOpWhereThereIsEvidence) {
+  // Promised 20 % faster than the default, delivered its time: a 25 % overstatement.
+  const std::vector<std::vector<TuningRecord>> overpromised = {lead_records("matmul|256,256,256|fp16", 10, 0.8, 1.0),
+                                                               lead_records("matmul|1024,256,256|fp16", 10, 0.8, 1.0)};
+  EXPECT_NEAR(learned_margin(overpromised), 0.25, 0.01);
+  // Delivered what it promised: no margin.
+  EXPECT_NEAR(learned_margin({lead_records("matmul|256,256,256|fp16", 10, 0.8, 0.8),
+                              lead_records("matmul|1024,256,256|fp16", 10, 0.8, 0.8)}),
+              0, 0.01);
+  // Delivered more than it promised: still none, never a negative margin.
+  EXPECT_EQ(learned_margin({lead_records("matmul|256,256,256|fp16", 10, 0.9, 0.7),
+                            lead_records("matmul|1024,256,256|fp16", 10, 0.9, 0.7)}),
+            0);
+  // Explored configs far from their key's best, mispriced as they may be, do not count:
+  // only those a transfer would choose among.
+  std::vector<std::vector<TuningRecord>> explored = {lead_records("matmul|256,256,256|fp16", 10, 0.8, 0.8),
+                                                     lead_records("matmul|1024,256,256|fp16", 10, 0.8, 0.8)};
+  for (int i = 0; i < 30; ++i) {
+    explored[0].push_back(tuned("matmul|256,256,256|fp16", kOther, 2000 + i));
+    explored[0].back().measurement.predicted_ns = 500;
+  }
+  EXPECT_NEAR(learned_margin(explored), 0, 0.01);
+  // Ten lead errors are too few: the prior.
+  EXPECT_EQ(learned_margin({lead_records("matmul|256,256,256|fp16", 10, 0.8, 1.0)}), LookupOptions{}.transfer_margin);
+  LookupOptions given;
+  given.learn_margin = false;
+  given.transfer_margin = 0.07;
+  EXPECT_EQ(learned_margin(overpromised, given), 0.07);
 }
 
 // The JIT degrades rather than dies: a database it cannot read — not one at all, or
