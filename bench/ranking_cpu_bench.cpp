@@ -33,7 +33,7 @@
 //
 // The model prices the runtime's steps at its ISA's reference machine's figures
 // (cost_model/host_prices.h) unless given a machine's own: --probe measures this
-// machine's (search/host_probe.h, as `pto-tune calibrate` does; a --load file must then
+// machine's (calibration/host_probe.h, as `pto-tune calibrate` does; a --load file must then
 // have been measured on this machine) and prints them; --prices reads a JSON object of
 // them, as --probe prints or a calibration file's "host_prices".
 //
@@ -65,7 +65,7 @@
 #include "cost_model/time_terms.h"
 #include "measure/runner.h"
 #include "measure/stats.h"
-#include "search/host_probe.h"
+#include "calibration/host_probe.h"
 #include "search/space_generator.h"
 
 namespace pto {
@@ -312,7 +312,7 @@ std::optional<HostPrices> host_prices(const Options& o, const Target& host) {
     usage_error("ranking_cpu_bench: --probe prices this machine, but " + o.load + " was measured on another host (" +
                 host.fingerprint() + ", this one " + here.fingerprint() + "); give its prices with --prices");
   std::cerr << "probing this machine's prices\n";
-  const HostPrices prices = search::probe_host(here).prices;
+  const HostPrices prices = calibration::probe_host(here).prices;
   std::cout << "host prices: " << prices.to_json().dump() << "\n";
   return prices;
 }

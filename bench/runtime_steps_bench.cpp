@@ -2,7 +2,7 @@
 // host cost model charges for them (cost_model/host_model.cpp). Families of one-thread
 // runs, each followed by a non-negative least-squares fit that prints the prices in ns
 // and in cycles of the host's nominal clock. All but packing past 1 MiB are the host
-// probe's (search/host_probe.h), which `pto-tune calibrate` times on
+// probe's (calibration/host_probe.h), which `pto-tune calibrate` times on
 // a host to set the model's prices; this program times them under Google Benchmark, for
 // the published figures:
 //
@@ -52,13 +52,13 @@
 #include <vector>
 
 #include "core/target.h"
-#include "search/host_probe.h"
+#include "calibration/host_probe.h"
 
 namespace pto {
 namespace {
 
-using search::ProbeCase;
-using search::ProbeFamily;
+using calibration::ProbeCase;
+using calibration::ProbeFamily;
 
 const Target& host() {
   static const Target t = load_target("host");
@@ -79,7 +79,7 @@ class Collector : public benchmark::ConsoleReporter {
   }
 };
 
-// The family's fit (search::fit_family), printed per regressor in ns and in cycles of
+// The family's fit (calibration::fit_family), printed per regressor in ns and in cycles of
 // the host's nominal clock; the stream family's time per element.
 void print_fit(const ProbeFamily& f, const std::map<std::string, double>& ns) {
   if (f.regressors.empty()) {
@@ -89,7 +89,7 @@ void print_fit(const ProbeFamily& f, const std::map<std::string, double>& ns) {
                     it->second / c.amounts.at("elements"));
     return;
   }
-  const std::map<std::string, double> prices = search::fit_family(f, ns);
+  const std::map<std::string, double> prices = calibration::fit_family(f, ns);
   if (prices.empty()) return;  // too few runs to fit
   const double ghz = host().clock_mhz / 1000.0;
   std::printf("%s fit at %.2f GHz:", f.title.c_str(), ghz);
@@ -103,11 +103,11 @@ void print_fit(const ProbeFamily& f, const std::map<std::string, double>& ns) {
 
 int main(int argc, char** argv) {
   using namespace pto;
-  std::vector<ProbeFamily> families = {search::kernel_family(host()), search::cube_family(host()),
-                                       search::vector_family(host()), search::element_family(host()),
-                                       search::row_family(host()),    search::stream_family(host())};
+  std::vector<ProbeFamily> families = {calibration::kernel_family(host()), calibration::cube_family(host()),
+                                       calibration::vector_family(host()), calibration::element_family(host()),
+                                       calibration::row_family(host()),    calibration::stream_family(host())};
   for (const bool is_a : {true, false})
-    for (const int64_t kib : {256, 1024, 4096, 16384}) families.push_back(search::pack_family(is_a, kib));
+    for (const int64_t kib : {256, 1024, 4096, 16384}) families.push_back(calibration::pack_family(is_a, kib));
   for (const ProbeFamily& f : families)
     for (const ProbeCase& c : f.cases) {
       benchmark::RegisterBenchmark(c.name.c_str(), [&c](benchmark::State& state) {

@@ -55,8 +55,6 @@ std::optional<po::variables_map> parse_command(const std::vector<std::string>& a
   return vm;
 }
 
-DType default_dtype(const Target& target) { return target.kind == TargetKind::Npu ? DType::F16 : DType::F32; }
-
 void add_workload_options(po::options_description& options) {
   options.add_options()
       ("op", po::value<std::string>()->required(), "operator (see 'pto-tune ops')")
@@ -83,7 +81,7 @@ Workload workload_from(const po::variables_map& vm, const Target& target) {
   Workload w;
   w.op = find_op(vm["op"].as<std::string>()).name;
   w.shape = parse_shape_list(vm["shapes"].as<std::string>());
-  w.dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : default_dtype(target);
+  w.dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : search::default_dtype(target);
   w.attrs = parse_attrs(vm["attrs"].as<std::string>());
   w.expr = expr_from(vm);
   return w;

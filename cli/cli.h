@@ -41,13 +41,11 @@ std::optional<po::variables_map> parse_command(const std::vector<std::string>& a
                                                const po::options_description& options,
                                                const CommandHelp& help);
 
-// The one default element type of every command: fp16 on an NPU target (what PyPTO
-// operators use), fp32 on the host (what its runtime computes in).
-DType default_dtype(const Target& target);
+// --dtype's help: what search::default_dtype picks when it is not given.
 inline constexpr const char* kDtypeHelp =
     "element type: fp32, fp16, bf16, int32, int8; default: fp16 on an NPU target, fp32 on the host";
 
-// --op, --shapes, --dtype (default_dtype of the target), --attrs, --expr.
+// --op, --shapes, --dtype (search::default_dtype of the target), --attrs, --expr.
 void add_workload_options(po::options_description& options);
 // --expr, the elementwise op's expression, and its canonical form ("" when not given;
 // a malformed one is a usage Error naming the bad token and its position).

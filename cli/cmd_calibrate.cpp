@@ -2,10 +2,10 @@
 // and backend, and saves them where every prediction picks them up (the runners'
 // predicted times, the `model` backend, `explain`, the tuner).
 //
-// The work is search/calibration_job.h (sample each workload's space, measure through
+// The work is calibration/calibration_job.h (sample each workload's space, measure through
 // the backend's Runner, fit); this file parses, shows progress and prints. On a host
 // target the job first measures the machine's own prices of the runtime's steps
-// (search/host_probe.h, a few seconds), so that the coefficients are fitted over them
+// (calibration/host_probe.h, a few seconds), so that the coefficients are fitted over them
 // and saved with them. Candidates that fail to measure are skipped, and each one is
 // named on stderr. It prints the fit error before and after and every coefficient,
 // old -> new (and on a host, every price against the reference machine's). The fit is saved through
@@ -19,15 +19,15 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/format_number.h"
+#include "core/format_number.h"
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/op_library.h"
 #include "cost_model/calibration_store.h"
 #include "cost_model/host_model.h"
 #include "measure/runner.h"
-#include "search/calibration_job.h"
-#include "search/host_probe.h"
+#include "calibration/calibration_job.h"
+#include "calibration/host_probe.h"
 
 namespace pto::cli {
 
@@ -38,7 +38,7 @@ using nlohmann::json;
 // Every --shapes parsed before any work starts, so that a bad one costs nothing.
 std::vector<Workload> workloads_from(const po::variables_map& vm, const Target& target) {
   const std::string op = find_op(vm["op"].as<std::string>()).name;
-  const DType dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : default_dtype(target);
+  const DType dtype = vm.count("dtype") ? parse_dtype(vm["dtype"].as<std::string>()) : search::default_dtype(target);
   const auto attrs = parse_attrs(vm["attrs"].as<std::string>());
   const std::string expr = expr_from(vm);
   std::vector<Workload> out;
@@ -99,7 +99,7 @@ void check_saved_calibration(const Target& target, const std::string& backend, c
   }
 }
 
-void print_prices(const Target& target, const search::CalibrationJobResult& result) {
+void print_prices(const Target& target, const calibration::CalibrationJobResult& result) {
   const std::optional<HostPrices>& used = result.report.after.host_prices;
   const HostPrices reference = default_host_prices(target);
   const json reference_json = reference.to_json(), used_json = used.value_or(reference).to_json();
@@ -118,9 +118,9 @@ void print_prices(const Target& target, const search::CalibrationJobResult& resu
             << (spread > kBusyProbeSpread ? ": this machine was busy; calibrate again when it is idle" : "") << "\n";
 }
 
-void report_skipped(const search::CalibrationJobResult& result) {
-  for (const search::WorkloadSamples& w : result.workloads) {
-    for (const search::SkippedSample& s : w.skipped) {
+void report_skipped(const calibration::CalibrationJobResult& result) {
+  for (const calibration::WorkloadSamples& w : result.workloads) {
+    for (const calibration::SkippedSample& s : w.skipped) {
       const measure::Measurement& m = s.measurement;
       std::cerr << "pto-tune: skipped " << w.workload.key() << " " << s.config.to_string() << ": "
                 << measure::status_name(m.status) << (m.error.empty() ? "" : ": " + m.error) << "\n";
@@ -133,12 +133,12 @@ std::string saved_line(const SaveOutcome& saved) {
   return "not saved: kept " + saved.path + " (" + saved.kept_because + "; --replace to overwrite it)";
 }
 
-void print_text(const search::CalibrationJobResult& result, const Target& target, const std::string& backend,
+void print_text(const calibration::CalibrationJobResult& result, const Target& target, const std::string& backend,
                 const SaveOutcome& saved) {
   std::cout << "# cost model calibration for " << target.name << " on " << backend << " measurements"
             << (backend == "cpu" ? "" : " (simulated)") << "\n";
   std::vector<std::vector<std::string>> rows;
-  for (const search::WorkloadSamples& w : result.workloads) {
+  for (const calibration::WorkloadSamples& w : result.workloads) {
     rows.push_back({w.workload.key(), std::to_string(w.space_size), std::to_string(w.tally.analyzed),
                     std::to_string(w.samples.size() + w.skipped.size()), std::to_string(w.samples.size()),
                     std::to_string(w.skipped.size())});
@@ -148,12 +148,12 @@ void print_text(const search::CalibrationJobResult& result, const Target& target
   std::cout << result.report.to_string() << saved_line(saved) << "\n";
 }
 
-json to_json(const search::CalibrationJobResult& result, const Target& target, const std::string& backend,
+json to_json(const calibration::CalibrationJobResult& result, const Target& target, const std::string& backend,
              const SaveOutcome& saved) {
   json workloads = json::array();
-  for (const search::WorkloadSamples& w : result.workloads) {
+  for (const calibration::WorkloadSamples& w : result.workloads) {
     json skipped = json::array();
-    for (const search::SkippedSample& s : w.skipped) {
+    for (const calibration::SkippedSample& s : w.skipped) {
       skipped.push_back({{"config", s.config.to_json()},
                          {"status", measure::status_name(s.measurement.status)},
                          {"error", s.measurement.error}});
@@ -248,7 +248,7 @@ int run_calibrate(const Args& args) {
   const bool replace = (*vm)["replace"].as<bool>();
   if (!replace) check_saved_calibration(target, backend, dir);
 
-  search::CalibrationJobOptions job;
+  calibration::CalibrationJobOptions job;
   ProgressBar probe_bar("probing this machine's prices");
   if (is_host_target(target)) {
     job.probe_host = !(*vm)["no-probe"].as<bool>();
@@ -268,7 +268,7 @@ int run_calibrate(const Args& args) {
     if (!bar) bar.emplace("measuring");
     bar->update(static_cast<int64_t>(done), static_cast<int64_t>(planned));
   };
-  const search::CalibrationJobResult result = search::run_calibration(workloads, target, *runner, job);
+  const calibration::CalibrationJobResult result = calibration::run_calibration(workloads, target, *runner, job);
   if (bar) bar->finish();
   report_skipped(result);
 

@@ -17,7 +17,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fraction.h"
-#include "cli/format_number.h"
+#include "core/format_number.h"
 #include "core/config_chain.h"
 #include "core/error.h"
 #include "core/op_library.h"

@@ -16,7 +16,7 @@
 //   intervals left unchecked are reported, and the bound is not claimed for them).
 // One midpoint stands for its interval: a size elsewhere in it can lose more.
 //
-// The buckets go to --out as a batch file (search/batch_file.h's plain format, one line
+// The buckets go to --out as a batch file (batch/batch_file.h's plain format, one line
 // a bucket, with target=, backend= and budget=) that `pto-tune batch` runs for the
 // release. Progress goes to stderr, a line per tune and check; --json prints the plan.
 #include <algorithm>
@@ -31,10 +31,10 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fraction.h"
-#include "cli/format_number.h"
 #include "core/atomic_file.h"
 #include "core/config_chain.h"
 #include "core/error.h"
+#include "core/format_number.h"
 #include "core/op_library.h"
 #include "core/parse_number.h"
 #include "cost_model/format_ns.h"
@@ -201,7 +201,7 @@ class Planner {
     }
   }
 
-  // search/batch_file.h's plain format: one line a bucket.
+  // batch/batch_file.h's plain format: one line a bucket.
   void write_batch(const std::string& path) const {
     std::ostringstream out;
     out << "# pto-tune plan: " << buckets_.size() << " buckets of " << workload(range_.lo).op << " "

@@ -1,11 +1,11 @@
-// `pto-tune report`: writes the tuning report (cli/report.h) of a tuning database —
+// `pto-tune report`: writes the tuning report (reporting/report.h) of a tuning database —
 // report.html (self-contained, inline SVG) and report.md — into a folder.
 #include <filesystem>
 #include <iostream>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/report.h"
+#include "reporting/report.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "db/tuning_db.h"
@@ -33,7 +33,7 @@ int run_report(const Args& args) {
   const std::unique_ptr<db::TuningDb> db = db::TuningDb::open(path, db::OpenMode::ReadOnly);
   const std::vector<search::TuningRecord> records = db->records(op);
   if (records.empty()) usage_error("report: no records in '" + path + "'");
-  const Report report = make_report(records, path);
+  const reporting::Report report = reporting::make_report(records, path);
   const std::filesystem::path out = (*vm)["out"].as<std::string>();
   std::error_code ec;
   std::filesystem::create_directories(out, ec);

@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/format_number.h"
+#include "core/format_number.h"
 #include "core/atomic_file.h"
 #include "core/compile.h"
 #include "core/error.h"

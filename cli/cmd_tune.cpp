@@ -15,7 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/format_number.h"
+#include "core/format_number.h"
 #include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "core/error.h"

@@ -1,7 +1,7 @@
 // stable_hash: 64-bit FNV-1a of a byte string — small, and the same value on every
 // machine, compiler and run (std::hash is none of these). For what must agree across
 // machines: a target's fingerprint (core/target.cpp) and the shard a workload falls in
-// (search/shard.h). One copy, so that the two can never drift apart.
+// (batch/shard.h). One copy, so that the two can never drift apart.
 #pragma once
 
 #include <cstdint>

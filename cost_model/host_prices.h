@@ -7,7 +7,7 @@
 // cost 16.6 cycles an element on a Zen 3 and 1.6 on a Zen 5, a TMATMUL step 181 and 40:
 // one coefficient per term cannot carry both ratios. The defaults are the figures
 // measured on the reference machine of each ISA; `pto-tune calibrate` on a host
-// measures this machine's (search/host_probe.h) and saves them with the coefficients
+// measures this machine's (calibration/host_probe.h) and saves them with the coefficients
 // (cost_model/coefficients.h), so that every prediction for it uses them.
 #pragma once
 

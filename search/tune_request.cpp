@@ -36,6 +36,8 @@ measure::RunnerOptions runner_options(const TuneRequest& request, const Coeffici
 
 }  // namespace
 
+DType default_dtype(const Target& target) { return target.kind == TargetKind::Npu ? DType::F16 : DType::F32; }
+
 void check_strategy(const std::string& strategy, const std::string& field) {
   const std::vector<std::string> names = strategy_names();
   if (std::find(names.begin(), names.end(), strategy) != names.end()) return;

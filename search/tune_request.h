@@ -65,6 +65,11 @@ struct ResolvedTune {
 // the backend the model predicts loaded (cost_model/calibration_store.h).
 ResolvedTune resolve(const TuneRequest& request, const FieldNames& names = {});
 
+// The one default element type of a workload that names none (every command, a batch
+// entry without a dtype): fp16 on an NPU target (what PyPTO operators use), fp32 on the
+// host (what its runtime computes in).
+DType default_dtype(const Target& target);
+
 // Every field's rule alone, for a front-end that checks before it has a whole request
 // (the batch's flags before its file is read). Each throws the usage Error above.
 void check_strategy(const std::string& strategy, const std::string& field = "strategy");

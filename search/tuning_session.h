@@ -1,5 +1,5 @@
 // TuningSession: one workload's tuning job, run in rounds — what a task scheduler
-// (search/task_scheduler.h) drives when it shares one budget across many workloads and
+// (batch/task_scheduler.h) drives when it shares one budget across many workloads and
 // decides after every round which workload gets the next measurements. tune()
 // (search/tuner.h) is the same job run to its end in one call: one loop, one set of
 // rules (budget, early stop, the default always measured, every measurement committed,

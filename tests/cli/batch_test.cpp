@@ -21,11 +21,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "batch/batch_file.h"
 #include "core/config_chain.h"
 #include "core/target.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
-#include "search/batch_file.h"
 #include "search/model_pick.h"
 #include "tests/cli/cli_driver.h"
 #include "tests/temp_dir.h"
@@ -262,7 +262,7 @@ std::vector<std::string> lookups(const std::string& db, const std::string& file)
   ConfigChain provider({std::make_shared<db::DbConfigProvider>(db), std::make_shared<search::ModelPickProvider>()});
   const Target t = load_target(kTarget);
   std::vector<std::string> out;
-  for (search::BatchEntry e : search::read_batch_file(file).entries) {
+  for (batch::BatchEntry e : batch::read_batch_file(file).entries) {
     e.workload.dtype = DType::F16;  // the NPU target's default, as the batch used
     const ConfigChoice c = provider.choose(e.workload, t);
     out.push_back(e.workload.key() + " " + c.describe() + " " + c.config.to_string());

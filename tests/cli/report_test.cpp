@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/report.h"
+#include "reporting/report.h"
 
 #include "db/tuning_db.h"
 #include "tests/cli/cli_driver.h"
@@ -134,7 +134,7 @@ TEST_F(ReportTest, ThePageOfALargeDatabaseIsBoundedAndTheMarkdownHasEveryWinner)
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_LE(count(html, "<tr>"), kMaxPageRows + 1 + 10);  // the winners' rows, the header, the ranking table
+  EXPECT_LE(count(html, "<tr>"), reporting::kMaxPageRows + 1 + 10);  // the winners' rows, the header, the ranking table
   EXPECT_NE(html.find("This page shows the first 500 of 2000 winners"), std::string::npos);
   EXPECT_EQ(count(md, "\n| matmul/"), 2000u);
   EXPECT_LT(html.size(), 600'000u) << "a page of " << html.size() << " bytes";

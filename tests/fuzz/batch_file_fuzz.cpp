@@ -1,4 +1,4 @@
-// Fuzzes search::parse_batch, the reader of `pto-tune batch` files (JSON list or plain
+// Fuzzes batch::parse_batch, the reader of `pto-tune batch` files (JSON list or plain
 // lines): any text is a batch or a usage error; the entries it keeps are within the
 // bound on a batch, each with a workload key that round-trips, a finite positive
 // weight and a budget >= 0; each bad entry is a problem naming where it is. Ranges
@@ -8,14 +8,14 @@
 #include <cmath>
 
 #include "core/warning.h"
-#include "search/batch_file.h"
+#include "batch/batch_file.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {
 
 constexpr size_t kEntriesChecked = 256;
 
-void check_entry(const pto::search::BatchEntry& e) {
+void check_entry(const pto::batch::BatchEntry& e) {
   const std::string key = e.workload.key();
   if (pto::Workload::parse_key(key).key() != key) pto::fuzz::broken("entry key round trip: " + key);
   if (!(std::isfinite(e.weight) && e.weight > 0)) pto::fuzz::broken("weight kept: " + std::to_string(e.weight));
@@ -29,12 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const pto::WarningSink quiet = pto::set_warning_sink([](const std::string&) {});  // duplicate JSON keys
   const std::string text(reinterpret_cast<const char*>(data), size);
   pto::fuzz::expect_usage_errors_only([&] {
-    const pto::search::BatchFile batch = pto::search::parse_batch(text, "fuzz");
-    if (batch.entries.size() > pto::search::kMaxRangeValues) pto::fuzz::broken("more entries than a batch may hold");
+    const pto::batch::BatchFile batch = pto::batch::parse_batch(text, "fuzz");
+    if (batch.entries.size() > pto::batch::kMaxRangeValues) pto::fuzz::broken("more entries than a batch may hold");
     // The first entries only: a range may expand to 100,000, and checking each would
     // make the check, not the parser, what a run spends its time on.
     for (size_t i = 0; i < std::min<size_t>(batch.entries.size(), kEntriesChecked); ++i) check_entry(batch.entries[i]);
-    for (const pto::search::BatchProblem& p : batch.problems)
+    for (const pto::batch::BatchProblem& p : batch.problems)
       if (p.where.empty() || p.message.empty()) pto::fuzz::broken("a problem that names nothing");
   });
   return 0;
