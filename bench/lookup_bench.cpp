@@ -87,8 +87,8 @@ const std::string& db_100k() {
 
 // The JIT's lookup over `database`: its answer, else the cost model's pick, else the default.
 std::unique_ptr<ConfigChain> jit_lookup(std::shared_ptr<DbConfigProvider> database) {
-  return std::make_unique<ConfigChain>(
-      std::vector<std::shared_ptr<ConfigProvider>>{std::move(database), std::make_shared<search::ModelPickProvider>()});
+  auto model = std::make_shared<search::ModelPickProvider>(database->model_sources());
+  return std::make_unique<ConfigChain>(std::vector<std::shared_ptr<ConfigProvider>>{std::move(database), std::move(model)});
 }
 
 // Tuned records of one op, dtype and target: the nearest search scans all of them.

@@ -194,7 +194,7 @@ int run_lookup(const Args& args) {
     lookup_options.learn_margin = false;
   }
   const auto provider = std::make_shared<db::DbConfigProvider>(path, lookup_options);
-  ConfigChain lookup({provider, std::make_shared<search::ModelPickProvider>()});
+  ConfigChain lookup({provider, std::make_shared<search::ModelPickProvider>(provider->model_sources())});
   const bool explain = (*vm)["explain"].as<bool>();
   if (explain && emit_pypto) usage_error("--explain is an option of the text and --json output, not of --emit pypto");
   const db::LookupExplanation explanation = explain ? provider->explain(w, target) : db::LookupExplanation{};

@@ -150,7 +150,7 @@ class CostModel {
 
   // This model (target, coefficients, the target's vector tables) for another graph,
   // built without looking the target up again: what pricing many shapes of one op on
-  // one target reuses (cost_model/target_cost_models.h). Predicts exactly what
+  // one target reuses (cost_model/target_predictors.h). Predicts exactly what
   // CostModel(graph, target(), coefficients()) does, and throws where it would.
   CostModel for_graph(const TensorGraph& graph) const;
 

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -20,7 +21,8 @@
 #include "core/op_library.h"
 #include "core/target_fingerprints.h"
 #include "cost_model/estimate.h"
-#include "cost_model/target_cost_models.h"
+#include "cost_model/predictor.h"
+#include "cost_model/target_predictors.h"
 #include "db/shape_index.h"
 #include "db/tuning_db.h"
 
@@ -89,37 +91,39 @@ std::string percent(double fraction) {
   return text;
 }
 
-// What one wanted shape is checked and priced with, each built on first use: the cost
-// model (with the target's default coefficients, made from the provider's model of the
-// target: TargetCostModels), or, for the unranked nearest or a target the model cannot
-// describe, the analyzer alone. The graph is built once.
+// What one wanted shape is checked and priced with, each built on first use: the
+// predictor (the target's calibrated coefficients and the op's stored correction, made
+// from the provider's predictor of the target and op: TargetPredictors), or, for the
+// unranked nearest or a target the model cannot describe, the analyzer alone. The graph
+// is built once.
 class ShapePricing {
  public:
-  ShapePricing(TensorGraph g, const Target& t, TargetCostModels& models)
-      : graph(std::move(g)), target(t), models_(models) {}
+  ShapePricing(TensorGraph g, const Target& t, const std::string& op, TargetPredictors& predictors)
+      : graph(std::move(g)), target(t), op_(op), predictors_(predictors) {}
 
   const TensorGraph graph;
   const Target& target;
 
   // Null where the model cannot describe the target.
-  const CostModel* model() {
+  const Predictor* model() {
     if (!tried_model_) {
       tried_model_ = true;
-      model_ = models_.for_graph(graph, target);
+      model_ = predictors_.for_graph(graph, target, op_);
     }
     return model_ ? &*model_ : nullptr;
   }
 
   bool fits(const TileConfig& c) {
-    if (model_) return model_->analyze(c).feasible;
+    if (model_) return model_->model().analyze(c).feasible;
     if (!analyzer_) analyzer_.emplace(graph, target);
     return analyzer_->analyze(c).feasible;
   }
 
  private:
-  TargetCostModels& models_;
+  const std::string& op_;
+  TargetPredictors& predictors_;
   bool tried_model_ = false;
-  std::optional<CostModel> model_;
+  std::optional<Predictor> model_;
   std::optional<Analyzer> analyzer_;
 };
 
@@ -211,9 +215,17 @@ struct DbConfigProvider::Index {
   std::unique_ptr<std::atomic<uint8_t>[]> fits;
 
   TargetFingerprints fingerprints;
-  TargetCostModels target_models;
+  // What transfers are priced with: the options' backends and calibrations and the
+  // database's corrections (price_with).
+  TargetPredictors::Sources sources;
+  std::optional<TargetPredictors> predictors;
 
   explicit Index(LookupOptions o) : options(std::move(o)) {}
+
+  void price_with(std::map<CorrectionKey, Correction> corrections) {
+    sources = {options.backends, options.calibration_dir, std::move(corrections)};
+    predictors.emplace(sources);
+  }
 
   void load(BestConfigs all) {
     pools = std::move(all);
@@ -376,7 +388,7 @@ struct DbConfigProvider::Index {
   // and the margin it ranked them with.
   std::optional<ConfigChoice> transfer(const Workload& w, const std::string& workload_key, const std::string& fp,
                                        ShapePricing& pricing, LookupExplanation* explained) const {
-    const CostModel* model = options.transfer_neighbours > 0 ? pricing.model() : nullptr;
+    const Predictor* model = options.transfer_neighbours > 0 ? pricing.model() : nullptr;
     if (!model) {  // unranked: the nearest feasible shape's config as it is
       const std::vector<const Tuned*> near =
           neighbours(w, workload_key, fp, 1, false, [&](const Tuned& t) { return pricing.fits(config(t)); });
@@ -387,8 +399,8 @@ struct DbConfigProvider::Index {
     std::unordered_map<const Tuned*, double> predicted;
     const std::vector<const Tuned*> near =
         neighbours(w, workload_key, fp, options.transfer_neighbours, true, [&](const Tuned& t) {
-          const TilingSummary summary = model->analyze(config(t));
-          if (summary.feasible) predicted.emplace(&t, model->predict_ns(summary, config(t)));
+          const TilingSummary summary = model->model().analyze(config(t));
+          if (summary.feasible) predicted.emplace(&t, model->predict_ns(model->model().estimate(summary, config(t)), config(t)));
           return summary.feasible;
         });
     if (near.empty()) return std::nullopt;
@@ -398,8 +410,9 @@ struct DbConfigProvider::Index {
       candidates.push_back({shape(*t), config(*t), predicted.at(t)});
       if (!options.recut_neighbours) continue;
       if (const std::optional<TileConfig> c = recut(config(*t), shape(*t), w.shape, op)) {
-        const TilingSummary summary = model->analyze(*c);
-        if (summary.feasible) candidates.push_back({shape(*t), *c, model->predict_ns(summary, *c), true});
+        const TilingSummary summary = model->model().analyze(*c);
+        if (summary.feasible)
+          candidates.push_back({shape(*t), *c, model->predict_ns(model->model().estimate(summary, *c), *c), true});
       }
     }
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
@@ -429,7 +442,7 @@ struct DbConfigProvider::Index {
     const std::string workload_key = w.key();
     const std::string& fp = fingerprints.of(t);
     if (auto hit = exact(w, workload_key, t, fp)) return hit;
-    ShapePricing pricing(build_graph(w), t, target_models);
+    ShapePricing pricing(build_graph(w), t, w.op, *predictors);
     if (auto hit = transfer(w, workload_key, fp, pricing, explained)) return hit;
     if (auto old = stale_exact(workload_key, t, fp); old && pricing.fits(old->config)) return old;
     return std::nullopt;
@@ -439,14 +452,19 @@ struct DbConfigProvider::Index {
 DbConfigProvider::DbConfigProvider(const std::vector<TuningRecord>& records, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
   index_->load(best_configs_of(records));
+  index_->price_with({});
 }
 
 DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions options)
     : index_(std::make_unique<Index>(std::move(options))) {
   index_->location = path;
+  std::map<CorrectionKey, Correction> corrections;
   try {
-    if (!database_exists(path)) return;
-    index_->load(TuningDb::open(path, OpenMode::ReadOnly)->best_configs());
+    if (database_exists(path)) {
+      const std::unique_ptr<TuningDb> db = TuningDb::open(path, OpenMode::ReadOnly);
+      index_->load(db->best_configs());
+      corrections = db->corrections();
+    }
   } catch (const Error& e) {
     if (index_->options.strict) throw;
     // The JIT compiles on without tuned configs rather than stopping the program.
@@ -454,6 +472,7 @@ DbConfigProvider::DbConfigProvider(const std::string& path, LookupOptions option
                            "; serving the cost model's pick or the op's default instead";
     index_->options.warn(index_->load_warning);
   }
+  index_->price_with(std::move(corrections));
 }
 
 DbConfigProvider::~DbConfigProvider() = default;
@@ -470,5 +489,6 @@ LookupExplanation DbConfigProvider::explain(const Workload& w, const Target& t) 
 size_t DbConfigProvider::size() const { return index_->tuned.size(); }
 const std::string& DbConfigProvider::location() const { return index_->location; }
 const std::string& DbConfigProvider::load_warning() const { return index_->load_warning; }
+const TargetPredictors::Sources& DbConfigProvider::model_sources() const { return index_->sources; }
 
 }  // namespace pto::db

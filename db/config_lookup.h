@@ -54,6 +54,8 @@
 
 #include "core/jit.h"
 #include "core/warning.h"
+#include "cost_model/calibration_store.h"
+#include "cost_model/target_predictors.h"
 #include "search/tuning_record.h"
 
 namespace pto::db {
@@ -87,6 +89,9 @@ struct LookupOptions {
   // A database that cannot be read is an error (the Db or Io Error of the file)
   // instead of a warning and no records.
   bool strict = false;
+  // Where the calibrations that transfers are priced with are looked for
+  // (cost_model/calibration_store.h); empty: the datasheet coefficients.
+  std::string calibration_dir = default_calibration_dir();
   // Where the warning about a database that cannot be read goes.
   WarningSink warn = [](const std::string& message) { pto::warn(message); };
 };
@@ -133,6 +138,10 @@ class DbConfigProvider : public ConfigProvider {
   // The warning given when the database at location() could not be read (none of it
   // is served), naming the file and why; empty when it was read (or is missing).
   const std::string& load_warning() const;
+  // What transfers are priced with (the options' backends and calibrations, the
+  // database's corrections): for the model's pick after this step
+  // (search::ModelPickProvider), so that both rank with the same predictor.
+  const TargetPredictors::Sources& model_sources() const;
 
  private:
   struct Index;

@@ -62,7 +62,22 @@ CREATE UNIQUE INDEX measurements_identity
                    p90_ns, repetitions, compiler_version, cost_model_version, host, strategy, timestamp);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations{{{0, kV1}}};
+// v2: the predictor's learned correction per (op, target, backend) (cost_model/
+// correction.h), as JSON rows under the versions of the jobs that made it.
+constexpr const char* kV2 = R"sql(
+CREATE TABLE corrections (
+  op TEXT NOT NULL,
+  target_fingerprint TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  cost_model_version TEXT NOT NULL,
+  json TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  PRIMARY KEY (op, target_fingerprint, backend)
+);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations{{{0, kV1}, {1, kV2}}};
 
 // Columns each table of the current schema must have.
 const std::map<std::string, std::vector<std::string>>& expected_tables() {
@@ -76,6 +91,8 @@ const std::map<std::string, std::vector<std::string>>& expected_tables() {
         "median_ns", "p10_ns", "p90_ns", "repetitions", "predicted_ns", "simulated", "verified",
         "max_abs_err", "detail", "compiler_version", "cost_model_version", "host", "strategy",
         "timestamp"}},
+      {"corrections",
+       {"op", "target_fingerprint", "backend", "compiler_version", "cost_model_version", "json", "timestamp"}},
   };
   return tables;
 }

@@ -14,6 +14,10 @@
 // index measurements_best makes "best record of (workload, target, backend)" one
 // indexed range scan; the unique index measurements_identity stores a record that is
 // already there only once.
+// v2 adds corrections: the predictor's learned correction per (op, target fingerprint,
+// backend), its rows as JSON, with the compiler and cost-model versions it was made
+// under. A v1 file opened read-only (a deployed database pto-tune may not migrate) is
+// read as it is, with no corrections.
 #pragma once
 
 #include <span>

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -431,6 +432,27 @@ struct TuningDb::Impl {
   Connection connection;
   BadRows bad_rows;
   bool writable = false;
+  // Below current_schema_version() only for a file opened read-only: it then lacks the
+  // later versions' tables (v1: no corrections).
+  int version = current_schema_version();
+
+  // The stored correction of `key` when it was made under `now`'s versions and its
+  // layout is today's; the caller holds the mutex. A row that cannot be read is a
+  // warning (BadRows) and nothing: a correction sharpens predictions, it must not stop
+  // a tune.
+  std::optional<Correction> read_correction(const CorrectionKey& key, const Versions& now) {
+    if (version < 2) return std::nullopt;
+    Statement s = connection.prepare(
+        "SELECT json, rowid FROM corrections WHERE op = ? AND target_fingerprint = ? AND backend = ? "
+        "AND compiler_version = ? AND cost_model_version = ?");
+    s.bind(1, key.op).bind(2, key.target_fingerprint).bind(3, key.backend).bind(4, now.compiler).bind(5, now.cost_model);
+    if (!s.step()) return std::nullopt;
+    const std::string text = s.text(0);
+    return bad_rows
+        .parsed(row_name("correction", s.integer(1)),
+                [&] { return Correction::from_json(json_read::parse(text, "the correction")); })
+        .value_or(std::nullopt);
+  }
 
   int64_t id_of(std::string_view select, std::string_view value) {
     Statement s = connection.prepare(select);
@@ -508,9 +530,8 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string& path, OpenMode mode)
     use_wal(impl->connection);
     impl->connection.exec("PRAGMA synchronous = NORMAL");
     migrate(impl->connection);
-  } else if (const int version = settled_version(impl->connection); version != current_schema_version()) {
-    db_error(path, version == 0 ? "has no schema yet (an empty file): open it for writing once to create it"
-                                : "has an older schema: open it for writing once to migrate it");
+  } else if (impl->version = settled_version(impl->connection); impl->version == 0) {
+    db_error(path, "has no schema yet (an empty file): open it for writing once to create it");
   }
   return std::unique_ptr<TuningDb>(new TuningDb(std::move(impl)));
 }
@@ -532,6 +553,39 @@ std::vector<TuningRecord> TuningDb::records_of(const RecordKey& key) {
 }
 
 std::string TuningDb::location() const { return impl_->connection.path(); }
+
+std::optional<Correction> TuningDb::correction(const CorrectionKey& key) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->read_correction(key, Versions::current());
+}
+
+void TuningDb::add_correction(const CorrectionKey& key, const Correction& session) {
+  const Versions now = Versions::current();
+  std::lock_guard lock(impl_->mutex);
+  Transaction t(impl_->connection);  // the read and the write under one lock: no job's rows are lost
+  const Correction kept = merge_corrections(impl_->read_correction(key, now), session);
+  impl_->connection
+      .prepare("INSERT OR REPLACE INTO corrections (op, target_fingerprint, backend, compiler_version, "
+               "cost_model_version, json, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, key.op).bind(2, key.target_fingerprint).bind(3, key.backend).bind(4, now.compiler)
+      .bind(5, now.cost_model).bind(6, kept.to_json().dump()).bind(7, static_cast<int64_t>(std::time(nullptr)))
+      .run();
+  t.commit();
+}
+
+std::map<CorrectionKey, Correction> TuningDb::corrections() {
+  std::lock_guard lock(impl_->mutex);
+  std::map<CorrectionKey, Correction> out;
+  if (impl_->version < 2) return out;
+  const Versions now = Versions::current();
+  std::vector<CorrectionKey> keys;
+  for (Statement s = impl_->connection.prepare("SELECT op, target_fingerprint, backend FROM corrections ORDER BY rowid");
+       s.step();)
+    keys.push_back({s.text(0), s.text(1), s.text(2)});
+  for (const CorrectionKey& key : keys)
+    if (std::optional<Correction> c = impl_->read_correction(key, now)) out.emplace(key, std::move(*c));
+  return out;
+}
 
 void TuningDb::remember_target(const Target& target) {
   std::lock_guard lock(impl_->mutex);

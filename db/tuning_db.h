@@ -23,6 +23,7 @@
 // before stale, so a stale record never displaces a fresh one, however fast it is.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,14 @@ class TuningDb : public search::TuningStore {
   void commit(std::span<const search::TuningRecord> records) override;
   std::vector<search::TuningRecord> records_of(const search::RecordKey& key) override;
   std::string location() const override;
+  std::optional<Correction> correction(const CorrectionKey& key) override;
+  void add_correction(const CorrectionKey& key, const Correction& session) override;
+
+  // Every correction made under today's versions and feature layout, for the JIT
+  // (cost_model/target_predictors.h); none in a v1 file opened read-only. Export,
+  // import and merge carry records only: a correction is relearnt from the records'
+  // own tuning, and a release ships configs, not the tuner's working memory.
+  std::map<CorrectionKey, Correction> corrections();
 
   // Stores the target's description beside its fingerprint (records name targets by
   // fingerprint only; this keeps what the fingerprint stood for).

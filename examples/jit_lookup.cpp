@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   try {
     const std::string path = pto::db::resolve_db_path(argc > 1 ? std::optional<std::string>(argv[1]) : std::nullopt);
     const auto database = std::make_shared<pto::db::DbConfigProvider>(path);
-    pto::ConfigChain provider({database, std::make_shared<pto::search::ModelPickProvider>()});
+    pto::ConfigChain provider({database, std::make_shared<pto::search::ModelPickProvider>(database->model_sources())});
     const pto::Target host = pto::load_target("host");
     std::printf("tuning database %s: %zu tuned configs\n", path.c_str(), database->size());
     for (const char* key : {"matmul|256,256,256|fp32", "matmul|200,300,250|fp32", "softmax|64,1000|fp32",

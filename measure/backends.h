@@ -17,6 +17,7 @@
 #include "core/program.h"
 #include "core/target.h"
 #include "cost_model/estimate.h"
+#include "cost_model/predictor.h"
 #include "measure/runner.h"
 
 namespace pto::measure {
@@ -37,14 +38,15 @@ std::unique_ptr<Runner> make_command_runner(const std::string& name, const Targe
 std::unique_ptr<Runner> make_external_runner(const std::string& name, const Target& target,
                                              const RunnerOptions& options, ExternalMeasurer measurer);
 
-// The cost model's verdict on one candidate, the start of its Measurement: OK with
-// predicted_ns set, or INFEASIBLE (the violated rules, or input the compiler refuses,
+// The predictor's verdict on one candidate, the start of its Measurement: OK with
+// predicted_ns set (the predictor's time; a runner's predictor has the calibrated
+// coefficients and no correction, so it is the analytical model's), or INFEASIBLE (the violated rules, or input the compiler refuses,
 // e.g. a bad fusion list) / COMPILE_ERROR (the compiler failed) with the reason.
 struct Prediction {
   Measurement measurement;
   std::optional<Estimate> estimate;  // when the model could score the config
 };
-Prediction predict(const CostModel& model, const TileConfig& config, const std::string& backend);
+Prediction predict(const Predictor& predictor, const TileConfig& config, const std::string& backend);
 
 // Usage Error unless 0 < timeout_s <= a day (past it a deadline is a typo).
 void check_timeout(double timeout_s);

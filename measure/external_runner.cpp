@@ -41,12 +41,12 @@ class ExternalRunner : public Runner {
   // hears them in order and a stop ends the list there.
   std::vector<Measurement> run(const Workload& w, const std::vector<TileConfig>& candidates, bool interleaved,
                                const OnResult& on_result) {
-    CostModel model(build_graph(w), target_, *options_.coefficients);
+    const Predictor predictor(CostModel(build_graph(w), target_, *options_.coefficients));
     std::vector<Measurement> results;
     ExternalBatch batch{w, {}, options_.warmup, options_.min_repetitions, interleaved};
     std::vector<size_t> sent;  // index in `results` of each candidate of the batch
     for (size_t i = 0; i < candidates.size(); ++i) {
-      results.push_back(predict(model, candidates[i], name()).measurement);
+      results.push_back(predict(predictor, candidates[i], name()).measurement);
       if (!results.back().ok()) continue;
       batch.candidates.push_back({"c" + std::to_string(i), candidates[i]});
       sent.push_back(i);

@@ -25,10 +25,10 @@ class ModelRunner : public Runner {
 
   std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
                                    const OnResult& on_result) override {
-    CostModel model(build_graph(w), target_, coefficients_);
+    const Predictor predictor(CostModel(build_graph(w), target_, coefficients_));
     std::vector<Measurement> results;
     for (const TileConfig& config : candidates) {
-      Prediction p = predict(model, config, name());
+      Prediction p = predict(predictor, config, name());
       Measurement& m = p.measurement;
       m.simulated = true;
       m.predicted = true;
@@ -51,10 +51,11 @@ class ModelRunner : public Runner {
 
 }  // namespace
 
-Prediction predict(const CostModel& model, const TileConfig& config, const std::string& backend) {
+Prediction predict(const Predictor& predictor, const TileConfig& config, const std::string& backend) {
   Prediction p;
   Measurement& m = p.measurement;
   m.backend = backend;
+  const CostModel& model = predictor.model();
   try {
     const TilingSummary summary = model.analyze(config);
     if (const auto too_large = summary.feasible ? program_too_large(summary, config) : std::nullopt) {
@@ -72,7 +73,7 @@ Prediction predict(const CostModel& model, const TileConfig& config, const std::
     m.error = format_violations(p.estimate->violations);
     return p;
   }
-  m.predicted_ns = p.estimate->predicted_ns;
+  m.predicted_ns = predictor.predict_ns(*p.estimate, config);
   return p;
 }
 

@@ -10,10 +10,11 @@
 
 namespace pto::search {
 
-ModelPickProvider::ModelPickProvider(size_t candidates) : candidates_(candidates) {}
+ModelPickProvider::ModelPickProvider(TargetPredictors::Sources sources, size_t candidates)
+    : candidates_(candidates), predictors_(std::move(sources)) {}
 
 std::optional<ConfigChoice> ModelPickProvider::lookup(const Workload& w, const Target& t) {
-  const std::optional<CostModel> model = models_.for_graph(build_graph(w), t);
+  const std::optional<Predictor> model = predictors_.for_graph(build_graph(w), t, w.op);
   if (!model) return std::nullopt;  // a target the model cannot describe: the default will do
   try {
     const SpaceGenerator space = SpaceGenerator::for_workload(w, t);

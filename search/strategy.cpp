@@ -23,7 +23,7 @@ std::unique_ptr<Strategy> make_auto(const SearchContext& context) {
 std::vector<std::string> strategy_names() { return {"auto", "topk", "evolve", "exhaustive", "random"}; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const SearchContext& context) {
-  if (!context.space || !context.model) usage_error("strategy: the search context needs a space and a model");
+  if (!context.space || !context.predictor) usage_error("strategy: the search context needs a space and a predictor");
   if (!(context.noise >= 0 && context.noise < 1))
     usage_error("strategy: noise must be in [0, 1), got " + std::to_string(context.noise));
   if (name == "auto") return make_auto(context);

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/tile_config.h"
-#include "cost_model/estimate.h"
+#include "cost_model/predictor.h"
 #include "measure/measurement.h"
 #include "search/space_generator.h"
 
@@ -28,7 +28,11 @@ namespace pto::search {
 // What a strategy is given to search with; it outlives the strategy.
 struct SearchContext {
   const SpaceGenerator* space = nullptr;
-  const CostModel* model = nullptr;   // the prior: calibrated coefficients when there are any
+  // What the strategy ranks by: the analytical model (calibrated coefficients when there
+  // are any) and its learned correction. The caller updates it with every measurement
+  // before it tells the strategy (Predictor::update, then Strategy::observe), as the
+  // tuner does: a strategy reads the predictor, it never refits it.
+  const Predictor* predictor = nullptr;
   uint64_t seed = 1;
   // A candidate must be predicted to beat the measured best by more than this fraction
   // to be worth measuring: the backend's measured noise, or a fixed margin for a

@@ -30,7 +30,9 @@
 
 #include "core/error.h"
 #include "core/op_library.h"
+#include "cost_model/correction.h"
 #include "cost_model/estimate.h"
+#include "cost_model/predictor.h"
 #include "measure/stats.h"
 #include "search/space_generator.h"
 #include "search/strategy.h"
@@ -74,7 +76,7 @@ class TuningJob {
         options_(options),
         graph_(build_graph(w)),
         space_(graph_, target, default_config(w, graph_, target)),
-        model_(make_model(graph_, target, options)),
+        predictor_(make_model(graph_, target, options)),
         start_(Clock::now()) {
     result_.workload = w;
     result_.target_name = target.name;
@@ -90,6 +92,7 @@ class TuningJob {
   // to measure, the finalists are not re-measured either: the run that stored them did.
   TuneResult run() {
     const std::vector<TuningRecord> memory = options_.retune ? std::vector<TuningRecord>{} : remembered();
+    if (memory.empty() && !options_.retune) seed_from_store();
     start(memory);
     search(strategy());
     return conclude(/*confirm_finalists=*/memory.empty() || result_.counts.measured > 0);
@@ -110,10 +113,10 @@ class TuningJob {
   // its records, scores nothing) and told everything measured so far.
   Strategy& strategy() {
     if (strategy_) return *strategy_;
-    SearchContext context{&space_, &model_, options_.seed, noise_margin(*baseline_)};
+    SearchContext context{&space_, &predictor_, options_.seed, noise_margin(*baseline_)};
     strategy_ = make_strategy(options_.strategy, context);
     result_.strategy = strategy_->name();
-    strategy_->observe(std::span(&baseline_->config, 1), std::span(&baseline_->measurement, 1));
+    tell(*strategy_, std::span(&baseline_->config, 1), std::span(&baseline_->measurement, 1));
     std::vector<TileConfig> configs;
     std::vector<measure::Measurement> results;
     for (const TuningRecord& r : measured_) {
@@ -121,12 +124,14 @@ class TuningJob {
       configs.push_back(r.config);
       results.push_back(r.measurement);
     }
-    if (!configs.empty()) strategy_->observe(configs, results);
+    if (!configs.empty()) tell(*strategy_, configs, results);
     return *strategy_;
   }
 
-  // `confirm_finalists`: re-measure them on a noisy backend (search/tuner.h).
+  // `confirm_finalists`: re-measure them on a noisy backend (search/tuner.h). What this
+  // job's measurements taught the predictor joins the op's correction in the store.
   TuneResult conclude(bool confirm_finalists = true) {
+    if (predictor_.rows() > 0) store_.add_correction(correction_key(), predictor_.save());
     if (strategy_) {
       result_.counts.feasible = strategy_->feasible_seen();
     } else {  // no search in this job: the strategy is the one that proposed the last record
@@ -148,6 +153,27 @@ class TuningJob {
   void search_round() { search(strategy()); }
 
  private:
+  CorrectionKey correction_key() const {
+    return {result_.workload.op, result_.target_fingerprint, result_.backend};
+  }
+
+  // The op's correction as earlier jobs stored it becomes the predictor's prior. Only for
+  // a workload the store holds no fresh records of: its own records are better evidence
+  // than other shapes', and a rerun then ranks exactly as the run that made them did.
+  // Not on a retune either, which distrusts what the store learned of the backend.
+  void seed_from_store() {
+    if (const std::optional<Correction> stored = store_.correction(correction_key())) predictor_.seed(*stored);
+  }
+
+  // The predictor learns of measurements before the strategy is told of them: the
+  // strategy ranks by its correction (search/strategy.h).
+  void tell(Strategy& strategy, std::span<const TileConfig> configs, std::span<const measure::Measurement> results) {
+    std::vector<double> times;
+    for (const measure::Measurement& m : results) times.push_back(m.ok() ? m.stats.median_ns : 0);
+    predictor_.update(configs, times);
+    strategy.observe(configs, results);
+  }
+
   // Where a counted record came from: this job's search, the re-measurement of its
   // finalists, or an earlier job (the store, or a session resumed from its records).
   enum class Source { Search, Remeasure, Memory };
@@ -215,7 +241,7 @@ class TuningJob {
       std::vector<measure::Measurement> results;
       for (const TuningRecord& r : records) results.push_back(r.measurement);
       // A batch cut short by a stop is told as far as it got.
-      strategy.observe(std::span(batch).first(records.size()), results);
+      tell(strategy, std::span(batch).first(records.size()), results);
     }
   }
 
@@ -258,9 +284,11 @@ class TuningJob {
   }
 
   // The prediction beside a measurement is the tuner's model's: calibrated when the
-  // options carry coefficients, whatever the runner's own model assumed.
+  // options carry coefficients, whatever the runner's own model assumed. Uncorrected: the
+  // correction is fitted on these very measurements, and a record's prediction is what
+  // reports score the model by (a model is never scored against itself).
   void predict(measure::Measurement& m, const TileConfig& config) const {
-    const double predicted = model_.predict_ns(config);
+    const double predicted = predictor_.model().predict_ns(config);
     if (std::isfinite(predicted)) m.predicted_ns = predicted;
   }
 
@@ -344,7 +372,7 @@ class TuningJob {
   const TuneOptions& options_;
   TensorGraph graph_;
   SpaceGenerator space_;
-  CostModel model_;
+  Predictor predictor_;
   Clock::time_point start_;
   TuneResult result_;
   int64_t searched_ = 0;                // measurements against the budget, remembered ones included

@@ -10,6 +10,9 @@
 // workload's key (same target fingerprint, backend and versions) are taken as measured
 // — the strategy is told them, they count against the budget, and none is measured
 // again — so a rerun of a tuned workload measures nothing new unless told to retune.
+// The store also keeps what the predictor (cost_model/predictor.h) learned of the op:
+// a workload it holds no records of starts from the rows earlier jobs of the op left
+// there (their correction as a prior), and every job adds its own rows at its end.
 //
 // The op's default config (what a PyPTO user hand-picks today) is always measured (or
 // remembered); the winner is never slower than it. On a noisy backend the finalists are re-measured

@@ -12,6 +12,11 @@
 // result's counts call them reused), the default among them is not measured again, and
 // the strategy is told all of them before it proposes anything. tune() starts the same
 // way from the store's records of the key.
+//
+// Unlike tune(), a session does not start from the op's correction in the store (it adds
+// its rows to it at its end, as tune() does): which sessions of a batch finished first
+// would then change what the others find, and a batch split over shards or workers
+// would tune differently from the same batch in one process.
 #pragma once
 
 #include <cstdint>

@@ -36,6 +36,20 @@ std::vector<TuningRecord> MemoryStore::records_of(const RecordKey& key) {
   return matching;
 }
 
+std::optional<Correction> MemoryStore::correction(const CorrectionKey& key) {
+  std::lock_guard lock(mutex_);
+  const auto it = corrections_.find(key);
+  if (it == corrections_.end()) return std::nullopt;
+  return it->second;
+}
+
+void MemoryStore::add_correction(const CorrectionKey& key, const Correction& session) {
+  std::lock_guard lock(mutex_);
+  const auto it = corrections_.find(key);
+  Correction kept = merge_corrections(it == corrections_.end() ? std::nullopt : std::optional(it->second), session);
+  corrections_.insert_or_assign(key, std::move(kept));
+}
+
 std::vector<TuningRecord> MemoryStore::all() const {
   std::lock_guard lock(mutex_);
   return records_;

@@ -71,10 +71,10 @@ class CpuRunner : public Runner {
   std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
                                    const OnResult& on_result) override {
     Batch& batch = batch_for(w);
-    CostModel model(batch.graph, host_, *options_.coefficients);
+    const Predictor predictor(CostModel(batch.graph, host_, *options_.coefficients));
     std::vector<Measurement> results;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      Measurement m = predict(model, candidates[i], name()).measurement;
+      Measurement m = predict(predictor, candidates[i], name()).measurement;
       if (m.ok()) {
         double predicted_ns = m.predicted_ns;
         m = isolated(batch, CpuJob{{candidates[i]}, false, fault_for(i)}).front();
@@ -92,9 +92,9 @@ class CpuRunner : public Runner {
                                                const OnResult& on_result) override {
     Batch& batch = batch_for(w);
     std::vector<Measurement> results = isolated(batch, CpuJob{finalists, true, std::nullopt});
-    CostModel model(batch.graph, host_, *options_.coefficients);
+    const Predictor predictor(CostModel(batch.graph, host_, *options_.coefficients));
     for (size_t i = 0; i < results.size(); ++i) {
-      results[i].predicted_ns = predict(model, finalists[i], name()).measurement.predicted_ns;
+      results[i].predicted_ns = predict(predictor, finalists[i], name()).measurement.predicted_ns;
       stamp(results[i]);
       if (on_result) on_result(i, results[i]);
     }

@@ -50,12 +50,12 @@ class SimRunner : public Runner {
   std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& candidates,
                                    const OnResult& on_result) override {
     const TensorGraph graph = build_graph(w);
-    const CostModel model(graph, target_, coefficients_);
+    const Predictor predictor(CostModel(graph, target_, coefficients_));
     ParallelBatch batch(candidates.size());
     std::vector<std::thread> workers;
     const size_t threads = std::min<size_t>(static_cast<size_t>(std::max(omp_get_max_threads(), 1)), candidates.size());
     for (size_t t = 0; t < threads; ++t)
-      workers.emplace_back([&] { batch.work([&](size_t i) { return measure_one(graph, model, candidates[i]); }); });
+      workers.emplace_back([&] { batch.work([&](size_t i) { return measure_one(graph, predictor, candidates[i]); }); });
     std::vector<Measurement> results;
     std::exception_ptr failure;
     try {
@@ -114,8 +114,8 @@ class SimRunner : public Runner {
     std::condition_variable ready_;
   };
 
-  Measurement measure_one(const TensorGraph& graph, const CostModel& model, const TileConfig& config) const {
-    Measurement m = predict(model, config, name()).measurement;
+  Measurement measure_one(const TensorGraph& graph, const Predictor& predictor, const TileConfig& config) const {
+    Measurement m = predict(predictor, config, name()).measurement;
     m.simulated = true;
     if (m.ok()) simulate_candidate(graph, config, m);
     stamp(m);

@@ -51,7 +51,7 @@ Provider make_provider(const ProviderKey& key) {
   options.warn = [](const std::string&) {};
   Provider p{std::make_shared<db::DbConfigProvider>(path, options), nullptr};
   std::vector<std::shared_ptr<ConfigProvider>> steps{p.database};
-  if (model) steps.push_back(std::make_shared<search::ModelPickProvider>());
+  if (model) steps.push_back(std::make_shared<search::ModelPickProvider>(p.database->model_sources()));
   p.lookup = std::make_shared<ConfigChain>(std::move(steps));
   return p;
 }

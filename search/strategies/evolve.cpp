@@ -7,7 +7,7 @@
 // or two knobs (search/strategies/knob_neighbours.h), not the next index. Parents are
 // the best candidates known — measured time where measured, corrected prediction
 // otherwise — so the cost model is the fitness filter and the measurements correct it
-// through the pool's residual model.
+// through the predictor's learned correction.
 //
 // Each proposal first breeds kGenerations generations of kChildren tries into the pool,
 // then picks from the pool as topk does; the search ends when nothing bred or known is

@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "search/candidate_features.h"
+#include "cost_model/candidate_features.h"
 #include "search/parallel_for.h"
 #include "search/space_generator.h"
 
@@ -49,16 +49,17 @@ constexpr double kStratumReach = 1.5;
 }  // namespace
 
 ScoredPool::Scored ScoredPool::score(const TileConfig& config) const {
-  const TilingSummary s = context_.model->analyze(config);
+  const CostModel& model = context_.predictor->model();
+  const TilingSummary s = model.analyze(config);
   if (!s.feasible || !s.within_program_limits()) return {};
   Scored scored{SpaceGenerator::program_key(s, config), std::nullopt};
-  const Estimate e = context_.model->estimate(s, config);
+  const Estimate e = model.estimate(s, config);
   if (!e.feasible || !(e.predicted_ns > 0)) return scored;
   Entry entry;
   entry.config = config;
   entry.log_predicted = std::log(e.predicted_ns);
   entry.features = candidate_features(e, config);
-  entry.residual = residual_.predict(entry.features);
+  entry.residual = context_.predictor->correction(entry.features);
   entry.parallelism = parallelism_stratum(s);
   scored.entry = std::move(entry);
   return scored;
@@ -105,9 +106,10 @@ SpaceTally ScoredPool::add_space(size_t keep) {
 }
 
 ScoredPool::Glance ScoredPool::glance(const TileConfig& config) const {
-  const TilingSummary s = context_.model->analyze(config);
+  const CostModel& model = context_.predictor->model();
+  const TilingSummary s = model.analyze(config);
   if (!s.feasible || !s.within_program_limits()) return {};
-  const double predicted = context_.model->predict_ns(s, config);
+  const double predicted = model.predict_ns(s, config);
   if (!(predicted > 0 && std::isfinite(predicted))) return {};
   return {SpaceGenerator::program_key(s, config), std::log(predicted), parallelism_stratum(s)};
 }
@@ -157,7 +159,7 @@ void ScoredPool::observe(std::span<const TileConfig> configs, std::span<const me
     e.log_measured = m.ok() && m.stats.median_ns > 0 ? std::log(m.stats.median_ns) : kInfinity;
     if (e.log_measured < kInfinity) note_progress(e.log_measured);
   }
-  refit();
+  rerank();
 }
 
 void ScoredPool::note_progress(double log_measured) {
@@ -170,35 +172,12 @@ void ScoredPool::note_progress(double log_measured) {
   }
 }
 
-void ScoredPool::refit() {
-  std::vector<std::vector<double>> rows;
-  std::vector<double> targets;
-  fitted_.clear();
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    const Entry& e = entries_[i];
-    if (e.state != State::Measured || e.log_measured == kInfinity) continue;
-    rows.push_back(e.features);
-    targets.push_back(e.log_measured - e.log_predicted);
-    fitted_.push_back(i);
+void ScoredPool::rerank() {
+  measured_ok_ = 0;
+  for (Entry& e : entries_) {
+    if (e.state != State::Measured) e.residual = context_.predictor->correction(e.features);
+    else if (e.log_measured != kInfinity) ++measured_ok_;
   }
-  measured_ok_ = rows.size();
-  residual_.fit(rows, targets);
-  for (Entry& e : entries_)
-    if (e.state != State::Measured) e.residual = residual_.predict(e.features);
-}
-
-double ScoredPool::local_error() const {
-  const std::vector<double>& loo = residual_.loo_residuals();
-  if (loo.size() != fitted_.size()) return residual_.loo_rms();
-  std::vector<size_t> rows(loo.size());
-  std::iota(rows.begin(), rows.end(), size_t{0});
-  const size_t n = std::min(kLocalRows, rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n), rows.end(), [&](size_t a, size_t b) {
-    return entries_[fitted_[a]].log_measured < entries_[fitted_[b]].log_measured;
-  });
-  double sum = 0;
-  for (size_t k = 0; k < n; ++k) sum += loo[rows[k]] * loo[rows[k]];
-  return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
 }
 
 double ScoredPool::finalist_error() const {
@@ -260,7 +239,7 @@ std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt199
 
 bool ScoredPool::search_done(const std::vector<size_t>& ranked, size_t min_measured) const {
   if (measured_ok_ < min_measured || !best_log_measured_) return false;
-  const double error = std::max(local_error(), finalist_error());
+  const double error = std::max(context_.predictor->loo_error(kLocalRows), finalist_error());
   const double patience = static_cast<double>(min_measured * kPatienceRounds) * std::max(1.0, error / kConfidentError);
   if (static_cast<double>(since_gain_) >= patience) return true;
   const double threshold = *best_log_measured_ + std::log1p(-std::min(context_.noise, 0.5)) + error;

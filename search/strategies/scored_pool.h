@@ -1,10 +1,11 @@
 // ScoredPool: the candidates a model-guided strategy (topk, evolve) knows of, each with
 // its program identity, the analytical prediction and its features, and what became of
-// it (fresh, proposed, measured) — plus the residual model refitted on every
-// measurement, whose correction re-ranks the candidates not yet measured.
+// it (fresh, proposed, measured) — ranked by the context's predictor
+// (cost_model/predictor.h), whose correction, refitted on every measurement the caller
+// feeds it, re-ranks the candidates not yet measured.
 //
 // The ranking a strategy proposes from is the corrected prediction:
-// log(analytical prediction) + residual(features). A candidate is worth measuring while
+// log(analytical prediction) + correction(features). A candidate is worth measuring while
 // it is predicted to beat the best measured time by more than the context's noise.
 #pragma once
 
@@ -18,7 +19,6 @@
 
 #include "core/tile_config.h"
 #include "measure/measurement.h"
-#include "search/residual_model.h"
 #include "search/space_generator.h"
 #include "search/strategy.h"
 
@@ -36,7 +36,7 @@ class ScoredPool {
   // 4096^3 matmul).
   void add_all(const std::vector<TileConfig>& configs);
   // Scores every candidate of the space (one analysis each, on parallel threads) and
-  // adds the `keep` distinct ones predicted fastest, and the best of each parallelism
+  // adds the `keep` distinct ones the analytical model predicts fastest, and the best of each parallelism
   // stratum beyond them (pick() explores the strata), in index order. The rest are
   // predicted slower than all of those: a residual correction that lifts one of them
   // to the top would have to be larger than the spread of `keep` candidates. Returns
@@ -52,7 +52,8 @@ class ScoredPool {
   // Marks candidates proposed, so they are never proposed again.
   void mark_proposed(size_t i);
   // Records measurements (of candidates in the pool or not: the tuner's baseline joins
-  // here) and refits the residual model on every successful one.
+  // here) and re-ranks the fresh candidates by the predictor's correction, which the
+  // caller has updated with them.
   void observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results);
 
   // Up to `max` fresh candidates worth measuring: the best by corrected prediction,
@@ -72,7 +73,7 @@ class ScoredPool {
   // The search is done once at least `min_measured` were measured and either
   //  - no fresh candidate could beat the measured best by more than the noise margin:
   //    "could" is the corrected prediction less the model's error where the decision
-  //    is: the larger of the residual model's leave-one-out error over the kLocalRows
+  //    is: the larger of the correction's leave-one-out error over the kLocalRows
   //    best measured candidates and the error of the corrected predictions the last
   //    kLocalRows measured were proposed on. The second is what this workload's own
   //    finalists showed the model's error to be, out of sample; the first alone,
@@ -123,15 +124,14 @@ class ScoredPool {
   std::optional<size_t> find_or_add(const TileConfig& config);
   // The `max` best of `ids` by log_time, best first; ties by index.
   std::vector<size_t> best_of(std::vector<size_t> ids, size_t max) const;
-  void refit();
+  // Takes up the predictor's current correction for every candidate not measured.
+  void rerank();
   // Whether the stop rule of pick() holds.
   bool search_done(const std::vector<size_t>& ranked, size_t min_measured) const;
   // The best of each parallelism stratum not yet tried, in the order of `ranked` (the
   // fresh candidates, best first), while predicted within kStratumReach of the measured
   // best; at most `max`.
   std::vector<size_t> untried_strata(const std::vector<size_t>& ranked, size_t max) const;
-  // The leave-one-out rms error of the residual model over the best measured rows.
-  double local_error() const;
   // The rms error, in log time, of the corrected predictions the last kLocalRows
   // measured candidates were proposed on: the model's error out of sample, as it
   // stands now, on the picks it ranked best.
@@ -149,8 +149,6 @@ class ScoredPool {
   // successful measurements since.
   std::optional<double> gain_anchor_;
   size_t since_gain_ = 0;
-  ResidualModel residual_;
-  std::vector<size_t> fitted_;  // the entry of each row the residual model was fitted on
   std::vector<size_t> measured_order_;  // entries in the order they were measured
 };
 

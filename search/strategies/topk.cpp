@@ -1,5 +1,6 @@
 // topk: score the whole space with the cost model, measure the best few plus a few
-// random picks, refit the residual model on what was measured, re-rank, repeat — until
+// random picks, re-rank by the predictor's correction refitted on what was measured
+// (and on the op's stored correction, cost_model/predictor.h), repeat — until
 // no candidate left is predicted to beat the measured best by more than the noise
 // margin (search/strategies/scored_pool.h), or the tuner's budget ends it.
 //

@@ -51,12 +51,31 @@ struct Subject {
   TensorGraph graph;
   SpaceGenerator space;
   CostModel model;
+  Predictor untold;  // for strategies that are never told a measurement
   explicit Subject(const std::string& key)
       : workload(Workload::parse_key(key)),
         graph(build_graph(workload)),
         space(graph, npu(), default_config(workload, graph, npu())),
-        model(graph, npu()) {}
-  SearchContext context(uint64_t seed = 1) const { return {&space, &model, seed, 0.01}; }
+        model(graph, npu()),
+        untold(model.for_graph(graph)) {}
+  SearchContext context(uint64_t seed = 1) const { return {&space, &untold, seed, 0.01}; }
+};
+
+// A strategy with a predictor of its own, told of measurements as the tuner tells it:
+// the predictor is updated first, then the strategy observes (search/strategy.h).
+struct Search {
+  Predictor predictor;
+  std::unique_ptr<Strategy> strategy;
+  Search(const Subject& subject, const std::string& name, uint64_t seed = 1)
+      : predictor(subject.model.for_graph(subject.graph)),
+        strategy(make_strategy(name, {&subject.space, &predictor, seed, 0.01})) {}
+  Strategy* operator->() const { return strategy.get(); }
+  void observe(std::span<const TileConfig> configs, std::span<const measure::Measurement> results) {
+    std::vector<double> times;
+    for (const measure::Measurement& m : results) times.push_back(m.stats.median_ns);
+    predictor.update(configs, times);
+    strategy->observe(configs, results);
+  }
 };
 
 measure::Measurement stand_in(const CostModel& model, const TileConfig& c) {
@@ -70,13 +89,13 @@ measure::Measurement stand_in(const CostModel& model, const TileConfig& c) {
 
 // Drives a strategy as the tuner does — the baseline observed first — until it has
 // nothing left or `cap` proposals; returns what it proposed, in order.
-std::vector<TileConfig> drive(Strategy& s, const Subject& setup, size_t batch, size_t cap) {
+std::vector<TileConfig> drive(Search& s, const Subject& setup, size_t batch, size_t cap) {
   const TileConfig& base = setup.space.baseline();
   const measure::Measurement bm = stand_in(setup.model, base);
   s.observe(std::span(&base, 1), std::span(&bm, 1));
   std::vector<TileConfig> all;
   while (all.size() < cap) {
-    const std::vector<TileConfig> proposed = s.propose(std::min(batch, cap - all.size()));
+    const std::vector<TileConfig> proposed = s->propose(std::min(batch, cap - all.size()));
     if (proposed.empty()) break;
     EXPECT_LE(proposed.size(), batch);
     std::vector<measure::Measurement> results;
@@ -93,10 +112,10 @@ TEST(Strategy, ProposesOnlyFeasibleNewPrograms) {
   for (const std::string& key : workloads_with_attention()) {
     const Subject setup(key);
     for (const std::string& name : kConcrete) {
-      std::unique_ptr<Strategy> s = make_strategy(name, setup.context());
+      Search s(setup, name);
       EXPECT_EQ(s->name(), name);
       std::set<uint64_t> programs{*setup.space.program_key(setup.space.baseline())};
-      for (const TileConfig& c : drive(*s, setup, 5, 300)) {
+      for (const TileConfig& c : drive(s, setup, 5, 300)) {
         const std::optional<uint64_t> program = setup.space.program_key(c);
         ASSERT_TRUE(program) << key << " " << name << " proposed an infeasible " << c.to_string();
         EXPECT_TRUE(programs.insert(*program).second) << key << " " << name << " proposed a repeat " << c.to_string();
@@ -111,9 +130,9 @@ TEST(Strategy, ExhaustiveCoversEveryDistinctFeasibleCandidate) {
     std::set<uint64_t> expected;
     for (const TileConfig& c : setup.space.enumerate(UINT64_MAX)) expected.insert(*setup.space.program_key(c));
     expected.erase(*setup.space.program_key(setup.space.baseline()));  // measured by the tuner already
-    std::unique_ptr<Strategy> s = make_strategy("exhaustive", setup.context());
+    Search s(setup, "exhaustive");
     std::set<uint64_t> got;
-    for (const TileConfig& c : drive(*s, setup, 7, UINT64_MAX)) got.insert(*setup.space.program_key(c));
+    for (const TileConfig& c : drive(s, setup, 7, UINT64_MAX)) got.insert(*setup.space.program_key(c));
     EXPECT_EQ(got, expected) << key;
     EXPECT_EQ(s->feasible_seen(), setup.space.enumerate(UINT64_MAX).size()) << key;
   }
@@ -124,9 +143,9 @@ TEST(Strategy, SameSeedSameProposals) {
     const Subject setup(key);
     for (const std::string& name : kConcrete) {
       auto run = [&](uint64_t seed) {
-        std::unique_ptr<Strategy> s = make_strategy(name, setup.context(seed));
+        Search s(setup, name, seed);
         std::vector<std::string> texts;
-        for (const TileConfig& c : drive(*s, setup, 4, 40)) texts.push_back(c.to_string());
+        for (const TileConfig& c : drive(s, setup, 4, 40)) texts.push_back(c.to_string());
         return texts;
       };
       EXPECT_EQ(run(9), run(9)) << key << " " << name;
@@ -141,7 +160,7 @@ TEST(Strategy, ModelGuidedStrategiesStopWhenNothingIsPredictedToWin) {
     const Subject setup(key);
     const size_t feasible = setup.space.enumerate(UINT64_MAX).size();
     if (feasible < 40) continue;
-    std::unique_ptr<Strategy> s = make_strategy("topk", setup.context());
+    Search s(setup, "topk");
     const TileConfig& base = setup.space.baseline();
     auto exact = [&](const TileConfig& c) {
       measure::Measurement m;
@@ -150,14 +169,14 @@ TEST(Strategy, ModelGuidedStrategiesStopWhenNothingIsPredictedToWin) {
       return m;
     };
     const measure::Measurement bm = exact(base);
-    s->observe(std::span(&base, 1), std::span(&bm, 1));
+    s.observe(std::span(&base, 1), std::span(&bm, 1));
     size_t proposed = 0;
     while (true) {
       const std::vector<TileConfig> batch = s->propose(8);
       if (batch.empty()) break;
       std::vector<measure::Measurement> results;
       for (const TileConfig& c : batch) results.push_back(exact(c));
-      s->observe(batch, results);
+      s.observe(batch, results);
       proposed += batch.size();
     }
     EXPECT_LT(proposed, feasible) << key << ": topk measured everything with a perfect model";
@@ -183,10 +202,10 @@ TEST(Strategy, TopkMeasuresLongerWhereItsFinalistsShowTheModelWrong) {
       return m;
     };
     auto run = [&](const std::function<measure::Measurement(const TileConfig&)>& time) {
-      std::unique_ptr<Strategy> s = make_strategy("topk", setup.context());
+      Search s(setup, "topk");
       const TileConfig& base = setup.space.baseline();
       const measure::Measurement bm = time(base);
-      s->observe(std::span(&base, 1), std::span(&bm, 1));
+      s.observe(std::span(&base, 1), std::span(&bm, 1));
       std::pair<size_t, double> proposed_best = {0, bm.stats.median_ns};
       for (std::vector<TileConfig> batch = s->propose(8); !batch.empty(); batch = s->propose(8)) {
         std::vector<measure::Measurement> results;
@@ -194,7 +213,7 @@ TEST(Strategy, TopkMeasuresLongerWhereItsFinalistsShowTheModelWrong) {
           results.push_back(time(c));
           proposed_best.second = std::min(proposed_best.second, results.back().stats.median_ns);
         }
-        s->observe(batch, results);
+        s.observe(batch, results);
         proposed_best.first += batch.size();
       }
       return proposed_best;
@@ -250,10 +269,10 @@ TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLastInReach) {
       m.stats = {t, t, t, 1};
       return m;
     };
-    std::unique_ptr<Strategy> s = make_strategy("topk", setup.context());
+    Search s(setup, "topk");
     const TileConfig& base = setup.space.baseline();
     const measure::Measurement bm = skewed(base);
-    s->observe(std::span(&base, 1), std::span(&bm, 1));
+    s.observe(std::span(&base, 1), std::span(&bm, 1));
     double best = bm.stats.median_ns;
     size_t proposed = 0;
     for (std::vector<TileConfig> batch = s->propose(8); !batch.empty(); batch = s->propose(8)) {
@@ -262,7 +281,7 @@ TEST(Strategy, TopkFindsAWinnerInTheParallelismTheModelRanksLastInReach) {
         results.push_back(skewed(c));
         best = std::min(best, results.back().stats.median_ns);
       }
-      s->observe(batch, results);
+      s.observe(batch, results);
       proposed += batch.size();
     }
     ++tested;

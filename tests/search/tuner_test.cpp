@@ -5,7 +5,8 @@
 // interleaved re-measurement; bad options are usage errors before any measurement;
 // topk and evolve find the exhaustive winner on small spaces; and the store is the
 // search's memory: a rerun measures nothing new and finds the same best, a larger
-// budget measures only what is new, retune measures again, stale records are not taken.
+// budget measures only what is new, retune measures again, stale records are not taken;
+// and a job on another shape of the op starts from the correction the first one stored.
 #include "search/tuner.h"
 
 #include <gtest/gtest.h>
@@ -511,6 +512,76 @@ TEST(Tune, StaleRecordsAreNotTakenAsMeasured) {
   EXPECT_EQ(again.counts.reused, 0);
   EXPECT_EQ(again.counts.measured, r.counts.measured);
   EXPECT_DOUBLE_EQ(again.best.time_ns(), r.best.time_ns()) << "a stale record won";
+}
+
+// The model backend's times, with large N tiles penalised (times nL0 / 16): hardware
+// the model is systematically wrong about on one feature.
+class PenalisingRunner : public measure::Runner {
+ public:
+  std::string name() const override { return inner_->name(); }
+  std::vector<Measurement> measure(const Workload& w, const std::vector<TileConfig>& batch,
+                                   const measure::OnResult& on_result = {}) override {
+    std::vector<Measurement> out = inner_->measure(w, batch);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].ok() && batch[i].cube) {
+        const double factor = static_cast<double>(batch[i].cube->nL0) / 16;
+        out[i].stats = {out[i].stats.median_ns * factor, out[i].stats.p10_ns * factor, out[i].stats.p90_ns * factor,
+                        out[i].stats.repetitions};
+      }
+      if (on_result && !on_result(i, out[i])) {
+        out.resize(i + 1);
+        break;
+      }
+    }
+    return out;
+  }
+  std::vector<Measurement> measure_interleaved(const Workload& w, const std::vector<TileConfig>& f,
+                                               const measure::OnResult& on_result = {}) override {
+    return measure(w, f, on_result);
+  }
+
+ private:
+  std::unique_ptr<measure::Runner> inner_ = measure::make_runner("model", npu());
+};
+
+// The mean log2 of the N tile of the first batch a job proposed (its records after the
+// default's).
+double first_batch_log2_n(TuningStore& store, const Workload& w) {
+  double sum = 0;
+  int n = 0;
+  for (const TuningRecord& r : store.records_of({w.key(), npu().fingerprint(), "model"})) {
+    if (r.strategy == "default") continue;
+    sum += std::log2(static_cast<double>(r.config.cube->nL0));
+    ++n;
+  }
+  EXPECT_GT(n, 0);
+  return n ? sum / n : 0;
+}
+
+TEST(Tune, AJobOnAnotherShapeStartsFromTheCorrectionTheFirstJobStored) {
+  PenalisingRunner runner;
+  MemoryStore store;
+  TuneOptions o;
+  o.strategy = "topk";
+  o.budget = 40;
+  tune(Workload::parse_key("matmul|512,512,512|fp16"), npu(), runner, store, o);
+  const CorrectionKey key{"matmul", npu().fingerprint(), "model"};
+  const std::optional<Correction> stored = store.correction(key);
+  ASSERT_TRUE(stored) << "the job kept no correction";
+  EXPECT_GE(stored->rows.size(), 8u);
+  EXPECT_LE(stored->rows.size(), kCorrectionSessionRows) << "at most the 32 fastest of its measurements";
+
+  // One batch after the default on another shape: with the stored correction it
+  // proposes smaller N tiles, as the first job's measurements said, than from scratch.
+  const Workload other = Workload::parse_key("matmul|1024,256,768|fp16");
+  o.budget = 9;
+  MemoryStore empty;
+  tune(other, npu(), runner, store, o);
+  tune(other, npu(), runner, empty, o);
+  const double seeded = first_batch_log2_n(store, other), scratch = first_batch_log2_n(empty, other);
+  EXPECT_LT(seeded, scratch - 0.5) << "mean log2 N tile " << seeded << " with the stored correction, " << scratch
+                                   << " without";
+  EXPECT_GT(store.correction(key)->rows.size(), stored->rows.size()) << "the second job added its rows";
 }
 
 }  // namespace

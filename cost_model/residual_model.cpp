@@ -1,4 +1,4 @@
-#include "search/residual_model.h"
+#include "cost_model/residual_model.h"
 
 #include <cmath>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace pto::search {
+namespace pto {
 
 namespace {
 
@@ -56,15 +56,18 @@ struct RidgeFit {
   std::vector<double> loo_residuals;
 };
 
-// Ridge on centred targets `y` and standardised rows `x` with penalty `lambda`.
-RidgeFit ridge(const Matrix& x, const std::vector<double>& y, double lambda) {
+// Ridge on centred targets `y` and standardised rows `x` of weights `w` (summing to
+// `total`) with penalty `lambda`. With unit weights every product by a weight is exact:
+// the fit is the unweighted one to the last bit.
+RidgeFit ridge(const Matrix& x, const std::vector<double>& y, const std::vector<double>& w, double total,
+               double lambda) {
   const size_t n = x.size(), d = x.front().size();
   Matrix a(d, std::vector<double>(d, 0));
   std::vector<double> b(d, 0);
   for (size_t r = 0; r < n; ++r) {
     for (size_t i = 0; i < d; ++i) {
-      b[i] += x[r][i] * y[r];
-      for (size_t j = 0; j <= i; ++j) a[i][j] += x[r][i] * x[r][j];
+      b[i] += w[r] * x[r][i] * y[r];
+      for (size_t j = 0; j <= i; ++j) a[i][j] += w[r] * x[r][i] * x[r][j];
     }
   }
   for (size_t i = 0; i < d; ++i) {
@@ -74,13 +77,13 @@ RidgeFit ridge(const Matrix& x, const std::vector<double>& y, double lambda) {
   cholesky(a);
   RidgeFit fit;
   fit.weights = solve(a, b);
-  // Leave-one-out residual of row r: e_r / (1 - h_rr), h_rr = x_r^T A^-1 x_r, plus the
-  // centring's own 1/n.
+  // Leave-one-out residual of row r: e_r / (1 - h_rr), h_rr = w_r x_r^T A^-1 x_r, plus
+  // the centring's own w_r / total.
   for (size_t r = 0; r < n; ++r) {
     const std::vector<double> z = solve(a, x[r]);
-    const double h = dot(x[r], z) + 1.0 / static_cast<double>(n);
+    const double h = w[r] * dot(x[r], z) + w[r] / total;
     const double e = (y[r] - dot(x[r], fit.weights)) / std::max(1 - h, 1e-6);
-    fit.loo_error += e * e / static_cast<double>(n);
+    fit.loo_error += w[r] * e * e / total;
     fit.loo_residuals.push_back(e);
   }
   return fit;
@@ -88,11 +91,21 @@ RidgeFit ridge(const Matrix& x, const std::vector<double>& y, double lambda) {
 
 }  // namespace
 
-void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::span<const double> targets) {
+void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::span<const double> targets,
+                        std::span<const double> weights) {
   if (features.size() != targets.size())
     usage_error("residual model: " + std::to_string(features.size()) + " feature rows for " +
                 std::to_string(targets.size()) + " targets");
+  if (!weights.empty() && weights.size() != targets.size())
+    usage_error("residual model: " + std::to_string(weights.size()) + " weights for " +
+                std::to_string(targets.size()) + " targets");
   const size_t n = features.size();
+  const std::vector<double> w = weights.empty() ? std::vector<double>(n, 1.0) : std::vector<double>(weights.begin(), weights.end());
+  double total = 0;
+  for (double v : w) {
+    if (!(v > 0) || !std::isfinite(v)) usage_error("residual model: weight " + std::to_string(v) + " is not positive");
+    total += v;
+  }
   const size_t d = n ? features.front().size() : 0;
   for (const auto& row : features)
     if (row.size() != d)
@@ -100,7 +113,7 @@ void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::s
                   std::to_string(row.size()));
   samples_ = n;
   intercept_ = 0;
-  for (double t : targets) intercept_ += t / static_cast<double>(std::max<size_t>(n, 1));
+  for (size_t r = 0; r < n; ++r) intercept_ += w[r] * targets[r] / total;
   mean_.clear(), scale_.clear(), weights_.clear();
   penalty_ = 0;
   loo_rms_ = 0;
@@ -109,10 +122,11 @@ void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::s
 
   mean_.assign(d, 0);
   scale_.assign(d, 0);
-  for (const auto& row : features)
-    for (size_t i = 0; i < d; ++i) mean_[i] += row[i] / static_cast<double>(n);
-  for (const auto& row : features)
-    for (size_t i = 0; i < d; ++i) scale_[i] += (row[i] - mean_[i]) * (row[i] - mean_[i]) / static_cast<double>(n);
+  for (size_t r = 0; r < n; ++r)
+    for (size_t i = 0; i < d; ++i) mean_[i] += w[r] * features[r][i] / total;
+  for (size_t r = 0; r < n; ++r)
+    for (size_t i = 0; i < d; ++i)
+      scale_[i] += w[r] * (features[r][i] - mean_[i]) * (features[r][i] - mean_[i]) / total;
   for (double& s : scale_) s = s > 1e-18 ? std::sqrt(s) : 0;  // a constant feature gets weight 0
 
   Matrix x(n, std::vector<double>(d, 0));
@@ -123,7 +137,7 @@ void ResidualModel::fit(const std::vector<std::vector<double>>& features, std::s
   }
   double best = std::numeric_limits<double>::infinity();
   for (double p : kPenalties) {
-    RidgeFit f = ridge(x, y, p * static_cast<double>(n));
+    RidgeFit f = ridge(x, y, w, total, p * total);
     if (f.loo_error < best) {
       best = f.loo_error;
       penalty_ = p;
@@ -145,4 +159,4 @@ double ResidualModel::predict(std::span<const double> features) const {
   return y;
 }
 
-}  // namespace pto::search
+}  // namespace pto

@@ -1,9 +1,9 @@
-#include "search/candidate_features.h"
+#include "cost_model/candidate_features.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace pto::search {
+namespace pto {
 
 namespace {
 
@@ -58,7 +58,7 @@ void add_config(std::vector<double>& f, const TileConfig& c) {
 
 std::vector<double> candidate_features(const Estimate& estimate, const TileConfig& config) {
   std::vector<double> f;
-  f.reserve(40);
+  f.reserve(kFeatureCount);
   f.push_back(std::log(estimate.predicted_ns));
   add_breakdown(f, estimate.breakdown, estimate.predicted_ns);
   add_work(f, estimate);
@@ -66,4 +66,4 @@ std::vector<double> candidate_features(const Estimate& estimate, const TileConfi
   return f;
 }
 
-}  // namespace pto::search
+}  // namespace pto

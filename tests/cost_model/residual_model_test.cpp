@@ -3,7 +3,7 @@
 // order the prior has backwards (the host cost model's case), it falls back to a
 // constant with too few samples, its leave-one-out residuals are consistent, and bad
 // shapes are usage errors.
-#include "search/residual_model.h"
+#include "cost_model/residual_model.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "tests/core/error_testing.h"
 
-namespace pto::search {
+namespace pto {
 namespace {
 
 struct Problem {
@@ -137,4 +137,4 @@ TEST(ResidualModel, BadShapesAreUsageErrors) {
 }
 
 }  // namespace
-}  // namespace pto::search
+}  // namespace pto
