@@ -2,7 +2,8 @@
 # Runs the test suite under sanitizers: every test with ASan+UBSan (GCC), and the
 # parallel parts — the CPU runtime's scheduler, the end-to-end property test, the
 # isolated measurement children, the sim runner's worker threads, the JIT's lookup chain
-# and its memo under many threads — with TSan (clang + LLVM's libomp and its Archer tool,
+# and its memo under many threads, the predictor's lazy refit, the batch engine's shared
+# claim file, the tuner's parallel scoring — with TSan (clang + LLVM's libomp and its Archer tool,
 # which make OpenMP visible to TSan). Slow: a separate build of everything, twice.
 #   scripts/sanitize.sh [asan|tsan]    (default: both)
 set -euo pipefail
@@ -25,7 +26,7 @@ if [ "$which" != asan ]; then
         -DPTO_SANITIZE=thread -DPTO_BUILD_BENCH=OFF >/dev/null
   tests=(core_runtime_scheduler_test core_runtime_execute_graph_test core_runtime_matmul_test core_runtime_errors_test
          core_end_to_end_test measure_isolation_test measure_runner_test core_config_chain_test core_jit_test
-         db_config_lookup_test search_model_pick_test)
+         db_config_lookup_test search_model_pick_test cost_model_predictor_test batch_batch_run_test search_tuner_test)
   cmake --build build-tsan -j "$(nproc)" --target "${tests[@]}"
   archer=$(find /usr/lib/llvm-*/lib -name libarcher.so | head -n1)
   # die_after_fork=0: the cpu runner forks, then starts a fresh thread in the child.

@@ -402,7 +402,8 @@ TEST(Tune, TopkAndEvolveFindTheExhaustiveWinner) {
   const std::map<std::string, std::vector<std::string>> suites = {
       {"model", small_workloads()},
       {"sim", {"matmul|40,96,72|fp16", "softmax|64,512|fp16", "rmsnorm|33,700|fp16"}}};
-  for (const auto& [backend, keys] : suites) {
+  for (const auto& [name, keys] : suites) {
+    const std::string& backend = name;  // clang 14 cannot capture a structured binding
     for (const std::string& key : keys) {
       const Workload w = Workload::parse_key(key);
       auto run = [&](const std::string& strategy) {
