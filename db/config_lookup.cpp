@@ -19,6 +19,7 @@
 #include "core/analyze.h"
 #include "core/error.h"
 #include "core/op_library.h"
+#include "core/shape.h"
 #include "core/target_fingerprints.h"
 #include "cost_model/estimate.h"
 #include "cost_model/predictor.h"
@@ -127,6 +128,18 @@ class ShapePricing {
   std::optional<Analyzer> analyzer_;
 };
 
+// The one dim in which two shapes of one rank differ; none when they are equal or differ
+// in more.
+std::optional<size_t> sole_difference(const Shape& a, const Shape& b) {
+  std::optional<size_t> dim;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) {
+      if (dim) return std::nullopt;
+      dim = i;
+    }
+  return dim;
+}
+
 // A neighbour's config re-cut for the wanted shape (TransferCandidate::recut) when the
 // two shapes differ in M or N alone and the config has a Cube tile: the neighbour's
 // count of tiles on that dim, each the smallest aligned size covering the wanted one,
@@ -134,22 +147,16 @@ class ShapePricing {
 // size: the best of 300,4096,4096 on 910B1 is 256's m [128,128] re-cut to [160,160]
 // (128 would make a third, nearly empty row of tiles; results/jit_transfer.md).
 std::optional<TileConfig> recut(const TileConfig& c, const Shape& from, const Shape& to, const OpDef& op) {
-  if (!c.cube || from.size() != to.size() || from.size() != op.dims.size()) return std::nullopt;
-  std::optional<size_t> dim;
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != to[i]) {
-      if (dim) return std::nullopt;
-      dim = i;
-    }
+  if (!c.cube || from.size() != op.dims.size()) return std::nullopt;
+  const std::optional<size_t> dim = sole_difference(from, to);
   if (!dim || (op.dims[*dim] != "M" && op.dims[*dim] != "N")) return std::nullopt;
   TileConfig out = c;
   int64_t& l0 = op.dims[*dim] == "M" ? out.cube->mL0 : out.cube->nL0;
   int64_t& l1 = op.dims[*dim] == "M" ? out.cube->mL1 : out.cube->nL1;
   if (l0 <= 0 || l1 % l0 != 0) return std::nullopt;
   constexpr int64_t kAlign = 16;  // the Cube's M and N fractal side
-  const auto align_up = [](int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; };
-  const int64_t ratio = l1 / l0, tiles = (from[*dim] + l1 - 1) / l1;
-  const int64_t new_l0 = align_up((to[*dim] + tiles * ratio - 1) / (tiles * ratio));
+  const int64_t ratio = l1 / l0, tiles = ceil_div(from[*dim], l1);
+  const int64_t new_l0 = align_up(ceil_div(to[*dim], tiles * ratio), kAlign);
   if (new_l0 == l0) return std::nullopt;
   l0 = new_l0;
   l1 = new_l0 * ratio;
@@ -356,16 +363,14 @@ struct DbConfigProvider::Index {
   // default and simulated 6 % slower). The walk past the first `most` shapes off the
   // line is bounded, so that a large family costs a lookup no more than a few dozen.
   template <typename Fits>
-  std::vector<const Tuned*> neighbours(const Workload& w, const std::string& workload_key, const std::string& fp,
-                                       size_t most, bool on_line_first, Fits&& fits) const {
+  std::vector<const Tuned*> neighbours(const Family& f, const Shape& wanted, size_t most, bool on_line_first,
+                                       Fits&& fits) const {
     std::vector<const Tuned*> on_line, off_line;
-    const auto it = family.find(family_key(workload_key, w.shape.size(), fp));
-    if (it == family.end() || !it->second.shapes) return on_line;
-    const Family& f = it->second;
+    if (!f.shapes) return on_line;
     size_t walked = 0;
-    f.shapes->nearest(w.shape, [&](size_t i) {
+    f.shapes->nearest(wanted, [&](size_t i) {
       const Tuned& t = tuned[f.members[i]];
-      std::vector<const Tuned*>& found = !on_line_first || on_line_with(shape(t), w.shape) ? on_line : off_line;
+      std::vector<const Tuned*>& found = !on_line_first || on_line_with(shape(t), wanted) ? on_line : off_line;
       if (found.size() < most && fits(t)) found.push_back(&t);
       return on_line.size() >= most || (off_line.size() >= most && ++walked > kOffLineWalk);
     });
@@ -376,11 +381,7 @@ struct DbConfigProvider::Index {
   // finding one on it.
   static constexpr size_t kOffLineWalk = 32;
 
-  static bool on_line_with(const Shape& a, const Shape& b) {
-    size_t differ = 0;
-    for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
-    return differ <= 1;
-  }
+  static bool on_line_with(const Shape& a, const Shape& b) { return a == b || sole_difference(a, b); }
 
   // Step 2 of the fallback order (db/config_lookup.h). Each neighbour's config is
   // analyzed once: the summary says whether it fits and is what the model prices.
@@ -388,36 +389,39 @@ struct DbConfigProvider::Index {
   // and the margin it ranked them with.
   std::optional<ConfigChoice> transfer(const Workload& w, const std::string& workload_key, const std::string& fp,
                                        ShapePricing& pricing, LookupExplanation* explained) const {
+    const auto it = family.find(family_key(workload_key, w.shape.size(), fp));
+    if (it == family.end()) return std::nullopt;
+    const Family& f = it->second;
     const Predictor* model = options.transfer_neighbours > 0 ? pricing.model() : nullptr;
     if (!model) {  // unranked: the nearest feasible shape's config as it is
       const std::vector<const Tuned*> near =
-          neighbours(w, workload_key, fp, 1, false, [&](const Tuned& t) { return pricing.fits(config(t)); });
+          neighbours(f, w.shape, 1, false, [&](const Tuned& t) { return pricing.fits(config(t)); });
       if (near.empty()) return std::nullopt;
       return ConfigChoice{config(*near.front()), ConfigSource::Nearest, shape(*near.front()), false, {}};
     }
-    // Each neighbour's config analyzed once: whether it fits, and its prediction.
-    std::unordered_map<const Tuned*, double> predicted;
-    const std::vector<const Tuned*> near =
-        neighbours(w, workload_key, fp, options.transfer_neighbours, true, [&](const Tuned& t) {
-          const TilingSummary summary = model->model().analyze(config(t));
-          if (summary.feasible) predicted.emplace(&t, model->predict_ns(model->model().estimate(summary, config(t)), config(t)));
-          return summary.feasible;
-        });
+    // A config's time for this shape, from one analysis; none where it does not fit.
+    const auto price = [&](const TileConfig& c) -> std::optional<double> {
+      const TilingSummary summary = model->model().analyze(c);
+      if (!summary.feasible) return std::nullopt;
+      return model->predict_ns(model->model().estimate(summary, c), c);
+    };
+    std::unordered_map<const Tuned*, double> predicted;  // each neighbour's, priced once
+    const std::vector<const Tuned*> near = neighbours(f, w.shape, options.transfer_neighbours, true, [&](const Tuned& t) {
+      const std::optional<double> ns = price(config(t));
+      if (ns) predicted.emplace(&t, *ns);
+      return ns.has_value();
+    });
     if (near.empty()) return std::nullopt;
     std::vector<TransferCandidate> candidates(1);
     const OpDef& op = find_op(w.op);
     for (const Tuned* t : near) {
       candidates.push_back({shape(*t), config(*t), predicted.at(t)});
       if (!options.recut_neighbours) continue;
-      if (const std::optional<TileConfig> c = recut(config(*t), shape(*t), w.shape, op)) {
-        const TilingSummary summary = model->model().analyze(*c);
-        if (summary.feasible)
-          candidates.push_back({shape(*t), *c, model->predict_ns(model->model().estimate(summary, *c), *c), true});
-      }
+      if (const std::optional<TileConfig> c = recut(config(*t), shape(*t), w.shape, op))
+        if (const std::optional<double> ns = price(*c)) candidates.push_back({shape(*t), *c, *ns, true});
     }
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
     candidates.front().predicted_ns = model->predict_ns(candidates.front().config);
-    const Family& f = family.at(family_key(workload_key, w.shape.size(), fp));
     ConfigChoice pick = rank_transfer(candidates, f.margin, f.margin_basis);
     if (explained) {
       explained->candidates = std::move(candidates);
