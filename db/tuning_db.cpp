@@ -293,11 +293,27 @@ class BestScan {
     Versions versions;
   };
 
-  void consider(const Statement& s) {
+  // A key: a workload id and, by index in fingerprints() / backends(), target and backend.
+  struct Key {
+    int64_t workload_id;
+    size_t target, backend;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<int64_t>()(k.workload_id) ^ (k.target << 48) ^ (k.backend << 56);
+    }
+  };
+
+  // Keeps row `s` if it ranks before its key's kept row; returns its key.
+  Key consider(const Statement& s) {
     const Key key{s.integer(1), intern(fingerprints_, s.text_view(3)), intern(backends_, s.text_view(4))};
     const auto [it, added] = best_.try_emplace(key);
     if (added || before(s, it->second)) it->second = row(s, key);
+    return key;
   }
+  // Whether row `s` was made by this pto-tune's versions.
+  bool fresh(const Statement& s) const { return s.text_view(9) == now_.compiler && s.text_view(10) == now_.cost_model; }
 
   const std::vector<std::string>& fingerprints() const { return fingerprints_; }
   const std::vector<std::string>& backends() const { return backends_; }
@@ -316,17 +332,6 @@ class BestScan {
   }
 
  private:
-  struct Key {
-    int64_t workload_id;
-    size_t target, backend;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<int64_t>()(k.workload_id) ^ (k.target << 48) ^ (k.backend << 56);
-    }
-  };
-
   static size_t intern(std::vector<std::string>& names, std::string_view name) {
     const auto it = std::find(names.begin(), names.end(), name);
     if (it != names.end()) return static_cast<size_t>(it - names.begin());
@@ -335,8 +340,7 @@ class BestScan {
   }
 
   search::RankFields fields(const Statement& s) const {
-    return {true, s.text_view(9) == now_.compiler && s.text_view(10) == now_.cost_model,
-            s.real(5), s.integer(6), s.text_view(7), s.text_view(8), s.text_view(9), s.text_view(10)};
+    return {true, fresh(s), s.real(5), s.integer(6), s.text_view(7), s.text_view(8), s.text_view(9), s.text_view(10)};
   }
 
   static search::RankFields fields(const Row& r) {
@@ -373,21 +377,19 @@ class BestScan {
 // them on the LLM matmuls of results/jit_transfer.md: 21-73 %, of these: 2-4 %).
 class LeadTally {
  public:
-  explicit LeadTally(Versions now) : now_(std::move(now)) {}
-
-  void consider(const Statement& s) {
-    if (s.text_view(9) != now_.compiler || s.text_view(10) != now_.cost_model) return;
+  // Row `s` of `key` (BestScan::consider's), when `fresh`.
+  void consider(const Statement& s, const BestScan::Key& key, bool fresh) {
     const double measured = s.real(5), predicted = s.real(11);
-    if (!(measured > 0) || !(predicted > 0) || !std::isfinite(predicted)) return;
-    Key& key = keys_[key_text(s.integer(1), s.text_view(3), s.text_view(4))];
-    if (s.text_view(8) == "default") key.baseline = {measured, predicted};
-    else key.others.push_back({measured, predicted});
+    if (!fresh || !(measured > 0) || !(predicted > 0) || !std::isfinite(predicted)) return;
+    Leads& leads = keys_[key];
+    if (s.text_view(8) == "default") leads.baseline = {measured, predicted};
+    else leads.others.push_back({measured, predicted});
   }
 
-  // log(measured / default's) - log(predicted / default's), per other record; none
-  // without a default's row.
-  std::vector<float> errors(int64_t workload_id, std::string_view fingerprint, std::string_view backend) const {
-    const auto it = keys_.find(key_text(workload_id, fingerprint, backend));
+  // log(measured / default's) - log(predicted / default's), per other record near the
+  // key's best; none without a default's row.
+  std::vector<float> errors(const BestScan::Key& key) const {
+    const auto it = keys_.find(key);
     std::vector<float> out;
     if (it == keys_.end() || !it->second.baseline) return out;
     const auto [base_measured, base_predicted] = *it->second.baseline;
@@ -402,15 +404,11 @@ class LeadTally {
   static constexpr double kNearBest = 1.05;
 
  private:
-  struct Key {
+  struct Leads {
     std::optional<std::pair<double, double>> baseline;  // measured, predicted
     std::vector<std::pair<double, double>> others;
   };
-  static std::string key_text(int64_t workload_id, std::string_view fingerprint, std::string_view backend) {
-    return std::to_string(workload_id) + "|" + std::string(fingerprint) + "|" + std::string(backend);
-  }
-  Versions now_;
-  std::unordered_map<std::string, Key> keys_;
+  std::unordered_map<BestScan::Key, Leads, BestScan::KeyHash> keys_;
 };
 
 }  // namespace
@@ -638,11 +636,10 @@ BestConfigs TuningDb::best_configs() {
   std::lock_guard lock(impl_->mutex);
   Connection& c = impl_->connection;
   BestScan scan(c, Versions::current());
-  LeadTally leads(Versions::current());
+  LeadTally leads;
   Statement rows = c.prepare(BestScan::kColumns);
   for (rows.bind(1, std::string_view("")); rows.step();) {  // every op
-    scan.consider(rows);
-    leads.consider(rows);
+    leads.consider(rows, scan.consider(rows), scan.fresh(rows));
   }
 
   // The winners' workloads, configs and targets, each read and parsed once. A winner
@@ -692,7 +689,7 @@ BestConfigs TuningDb::best_configs() {
     }
     if (config->second == kAbsent) return;
     out.entries.push_back({workload, config->second, target, scan.backends()[r.backend], r.versions,
-                           leads.errors(r.workload_id, scan.fingerprints()[r.target], scan.backends()[r.backend])});
+                           leads.errors({r.workload_id, r.target, r.backend})});
   });
   return out;
 }
