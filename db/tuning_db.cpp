@@ -27,6 +27,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/jit.h"
 #include "core/json_list_writer.h"
 #include "core/json_read.h"
 #include "core/warning.h"
@@ -256,12 +257,6 @@ std::vector<TuningRecord> read_all(Statement& s, BadRows& bad) {
   return out;
 }
 
-std::string shape_text(const Shape& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : ",") + std::to_string(d);
-  return out;
-}
-
 std::string attrs_text(const std::map<std::string, int64_t>& attrs) {
   std::string out;
   for (const auto& [name, value] : attrs) out += (out.empty() ? "" : ",") + name + "=" + std::to_string(value);
@@ -476,7 +471,7 @@ struct TuningDb::Impl {
     for (const TuningRecord& r : records) {
       const std::string key = r.workload.key();
       target.bind(1, r.target_fingerprint).bind(2, r.target_name).run();
-      workload.bind(1, key).bind(2, r.workload.op).bind(3, shape_text(r.workload.shape))
+      workload.bind(1, key).bind(2, r.workload.op).bind(3, shape_dims(r.workload.shape))
           .bind(4, std::string(dtype_name(r.workload.dtype))).bind(5, attrs_text(r.workload.attrs)).run();
       const std::string config_text = r.config.to_string();
       config.bind(1, config_text).run();
