@@ -12,7 +12,7 @@
 // candidate, the model's pick, and what each one's bound is according to the simulator
 // and to the model.
 //
-//   build-search/bench/ranking_bench [--samples 40] [--seed 1] [--filter SUBSTRING]
+//   build-search/bench/ranking_bench [--samples 40] [--seed 1] [--filter SUBSTRING[,...]]
 //
 // Candidates whose program exceeds an instruction budget are left out of the draw (the
 // simulator runs ~10 M instructions/s, and a 16x16 tile of a 6144^3 matmul is hundreds
@@ -238,8 +238,7 @@ int run(int argc, char** argv) {
   const std::unique_ptr<measure::Runner> sim = measure::make_runner("sim", target);
   std::vector<CaseRun> runs;
   for (const Case& c : suite()) {
-    if (!o.filter.empty() && c.key.find(o.filter) == std::string::npos && c.label.find(o.filter) == std::string::npos)
-      continue;
+    if (!bench::selected(o.filter, c.key, c.label)) continue;
     std::cerr << "simulating " << c.key << "\n";
     runs.push_back(simulate_case(c, o, target, *sim));
   }

@@ -431,6 +431,7 @@ void summarise_cube(const passes::Partition& p, const TiledKernel& k, KernelCoun
   out.tail[r - 2] = ct.m.tail;
   out.tail[r - 1] = ct.n.tail;
   out.k_steps = ct.chunk_steps;
+  out.l0_slots = ct.l0_slots;
   out.split_k = ct.chunks;
   out.atomic_split_k = ct.chunks > 1 && ct.partials < 0;
   out.useful_flops = 2.0 * static_cast<double>(ct.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *

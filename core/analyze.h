@@ -106,6 +106,9 @@ struct KernelSummary {
 
   // Cube kernels.
   int64_t k_steps = 0;       // L1-level K iterations per cube task
+  // L0A / L0B slots: with one, a TMATMUL's operands load only after the previous
+  // TMATMUL released them, so MTE1 and the Cube take turns instead of overlapping.
+  int l0_slots = 1;
   int64_t split_k = 1;       // K chunks per output tile (1 without split-K)
   bool atomic_split_k = false;  // the chunks add into the output atomically (int32); fp32 stores partials
   int64_t tmatmuls = 0;

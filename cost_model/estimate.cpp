@@ -102,6 +102,7 @@ struct CoreWork {
   int64_t steps_per_task = 1;  // pipelined steps inside one task (Cube: K steps; split reductions: chunks)
   bool vector_tasks = false;   // AIV tasks: n-buffering overlaps whole tasks on a core
   bool loads_beside_stores = false;  // one slot: the next task's loads run beside the store
+  bool l0_taking_turns = false;     // one L0 slot: MTE1 and the Cube are one stage
   std::array<T, kNumBreakdownFields> parts;  // by kBreakdownFields index; pipes only
   T& operator[](double Breakdown::*part) { return parts[breakdown_index(part)]; }
 };
@@ -289,6 +290,7 @@ struct CostModel::Impl {
     const double cube_cycles = k.fractals * kernel_cycles_per_fractal(k);
     aic.tasks = k.aic_tasks;
     aic.steps_per_task = std::max<int64_t>(k.k_steps, 1);
+    aic.l0_taking_turns = k.l0_slots < 2;
     aic[&Breakdown::mte2_hbm] = T::term(c, Coef::Hbm, bursts.read_miss * cold / t.gm_read_bpc);
     aic[&Breakdown::mte2_l2] = T::term(c, Coef::L2, bursts.read * hit_bytes / t.l2_read_bpc);
     aic[&Breakdown::read_latency] = T::term(c, Coef::Latency, k.aic_load_groups * t.gm_read_latency);
@@ -335,9 +337,12 @@ struct CostModel::Impl {
       pipes.front() += busiest[&Breakdown::read_latency];
       pipes.back() += busiest[&Breakdown::write_latency];
       if (nbuffer >= 2) {
+        if (w.l0_taking_turns) {
+          pipes[2] += pipes[1];
+          pipes[1] = T();
+        }
         run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
-      } else {
-        for (const T& p : pipes) run.time += p;
+      } else {        for (const T& p : pipes) run.time += p;
       }
     }
     const T task = T::term(c, Coef::Task, run.waves);

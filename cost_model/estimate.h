@@ -108,6 +108,7 @@ struct KernelEstimate {
   int64_t last_wave_tasks = 0;  // how full the last wave is, of wave_width
   double idle_fraction = 0;    // core-time of those waves left idle (tail wave, few tiles)
   int64_t split_k = 1;
+  int l0_slots = 0;            // Cube kernels: L0A/L0B slots (1: MTE1 and the Cube take turns)
   double l2_hit_ratio = 0;     // of the GM loads other than a fused workspace, busiest core
   double mte2_bytes = 0;       // GM -> L1/UB
   double hbm_bytes = 0;        // reads that miss L2, writes the L2 cannot absorb

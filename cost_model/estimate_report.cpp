@@ -33,6 +33,7 @@ json kernel_json(const KernelEstimate& k) {
           {"last_wave_tasks", k.last_wave_tasks},
           {"idle_fraction", k.idle_fraction},
           {"split_k", k.split_k},
+          {"l0_slots", k.l0_slots},
           {"l2_hit_ratio", k.l2_hit_ratio},
           {"mte2_bytes", k.mte2_bytes},
           {"hbm_bytes", k.hbm_bytes},
@@ -106,6 +107,12 @@ std::string Estimate::to_table() const {
                   100 * k.idle_fraction, static_cast<long long>(k.split_k), 100 * k.l2_hit_ratio,
                   format_ns(k.time_ns).c_str(), bound_name(k.bound));
     out += line;
+  }
+  for (const KernelEstimate& k : kernels) {
+    if (k.l0_slots == 1) {
+      out += "kernel " + std::to_string(k.kernel) +
+             ": one L0A/L0B slot (kL0 x nL0 or mL0 x kL0 too large for two), so MTE1 and the Cube take turns\n";
+    }
   }
   const Breakdown& b = breakdown;
   out += "\nbusy time per pipe (busiest core, summed over kernels; pipes overlap)\n";

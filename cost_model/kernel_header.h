@@ -26,6 +26,7 @@ inline void fill_kernel_header(KernelEstimate& e, const KernelSummary& k, const 
   e.last_wave_tasks = tasks - (e.waves - 1) * width;
   e.idle_fraction = 1.0 - static_cast<double>(tasks) / static_cast<double>(e.waves * width);
   e.split_k = k.split_k;
+  e.l0_slots = k.uses_cube && !e.mix ? k.l0_slots : 0;
   e.l2_hit_ratio = traffic.hit;
   e.mte2_bytes = k.gm_read_bytes;
   e.hbm_bytes = traffic.hbm_bytes;

@@ -98,9 +98,10 @@ TilingSummary summary_of(std::vector<KernelSummary> kernels) {
 
 constexpr double kInfinityForTests = std::numeric_limits<double>::infinity();
 
-// Every kernel at n-buffer depth n (analyze puts the depth in the summary).
+// Every kernel at n-buffer depth n, its L0A / L0B too (analyze puts the depths in the
+// summary).
 TilingSummary at_depth(TilingSummary s, int n) {
-  for (KernelSummary& k : s.kernels) k.nbuffer = n;
+  for (KernelSummary& k : s.kernels) k.nbuffer = k.l0_slots = n;
   return s;
 }
 
@@ -127,6 +128,26 @@ TEST(EstimateFormula, NBufferingOverlapsToTheSlowestPipePlusFillAndDrain) {
   // Slowest pipe M = 1000; the others (1200) add their share of one of the 2 steps.
   EXPECT_NEAR(model.estimate(at_depth(summary_of({cube_kernel(g)}), 2), {}).predicted_ns,
               1000 + 1200 / 2.0, 1e-9);
+}
+
+// L0 operands that fit once only (kL0 x nL0 too large for two L0B slots): a TMATMUL's
+// operands load after the previous TMATMUL is done with the slot, so MTE1 and M run in
+// turn while MTE2 and FIX still overlap them. The simulator runs the program's flags
+// the same way (tests/cost_model/model_vs_sim_test.cpp checks the two agree).
+TEST(EstimateFormula, OneL0SlotMakesMte1AndTheCubeOneStage) {
+  const Target t = paper_target();
+  const TensorGraph g = matmul_graph();
+  const CostModel model(g, t, paper_coefficients(t));
+  TilingSummary s = at_depth(summary_of({cube_kernel(g)}), 2);
+  s.kernels[0].l0_slots = 1;
+  // Slowest stage MTE1 + M = 1400; MTE2 600 and FIX 200 add their share of one of 2 steps.
+  const Estimate e = model.estimate(s, {});
+  EXPECT_NEAR(e.predicted_ns, 1400 + 800 / 2.0, 1e-9);
+  // explain says why.
+  EXPECT_EQ(e.to_json()["kernels"][0]["l0_slots"], 1);
+  EXPECT_NE(e.to_table().find("kernel 0: one L0A/L0B slot"), std::string::npos) << e.to_table();
+  EXPECT_EQ(model.estimate(at_depth(summary_of({cube_kernel(g)}), 2), {}).to_table().find("L0A/L0B slot"),
+            std::string::npos);
 }
 
 // A Cube task's loads wait a GM latency per group a flag hands on (a K step's A and B),
