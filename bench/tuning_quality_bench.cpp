@@ -10,12 +10,15 @@
 // one cache of simulations per workload, and a config two strategies try is simulated
 // once.
 //
-//   build/bench/tuning_quality_bench [--budget 1024] [--filter SUBSTRING[,...]]
+//   build/bench/tuning_quality_bench [--budget 1024] [--jobs 2] [--filter SUBSTRING[,...]]
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/report_program.h"
@@ -126,20 +129,43 @@ Row run_case(const Case& c, int64_t budget) {
   const Target t = load_target(c.target);
   CachedRunner runner(measure::make_runner("sim", t));
   Row row{c.key, c.target};
-  std::cerr << c.key << " on " << c.target << ": topk" << std::flush;
   const TuneResult topk = tune_with("topk", 0, w, t, runner);
   row.feasible = topk.counts.feasible;
   row.topk_measured = topk.counts.measured;
   row.topk_ns = topk.best.time_ns();
   row.default_ns = topk.baseline.time_ns();
-  std::cerr << " " << row.topk_measured << ", evolve" << std::flush;
   row.evolve_ns = tune_with("evolve", budget, w, t, runner).best.time_ns();
-  std::cerr << ", random" << std::flush;
   row.random_ns = tune_with("random", budget, w, t, runner).best.time_ns();
   row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cerr << ": " << runner.simulated() << " simulated in " << fmt("%.0f s", row.seconds) << ", quality "
-            << fmt("%.4f", row.quality()) << std::endl;
+  // One write per workload: the workers' lines do not interleave.
+  std::cerr << c.key + " on " + c.target + ": topk " + std::to_string(row.topk_measured) + ", evolve, random: " +
+                   std::to_string(runner.simulated()) + " simulated in " + fmt("%.0f s", row.seconds) + ", quality " +
+                   fmt("%.4f", row.quality()) + "\n";
   return row;
+}
+
+// The selected cases on `jobs` threads (each case's tunes are independent and the
+// simulator's times do not depend on load); rows in suite order.
+std::vector<Row> run_cases(const std::vector<Case>& cases, int64_t budget, int jobs) {
+  std::vector<Row> rows(cases.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> failures(static_cast<size_t>(jobs));
+  std::vector<std::thread> workers;
+  for (int j = 0; j < jobs; ++j) {
+    workers.emplace_back([&, j] {
+      try {
+        for (size_t i = next++; i < cases.size(); i = next++) rows[i] = run_case(cases[i], budget);
+      } catch (...) {
+        failures[static_cast<size_t>(j)] = std::current_exception();
+        next = cases.size();  // the others stop after their case in flight
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+  return rows;
 }
 
 // A workload key in a Markdown table cell: its '|' escaped.
@@ -173,21 +199,24 @@ void print_summary(const std::vector<Row>& rows) {
 
 int run(int argc, char** argv) {
   int64_t budget = 1024;
+  int jobs = 1;
   std::string filter;
   bench::po::options_description options("options");
   options.add_options()
       ("budget", bench::po::value(&budget)->default_value(budget), "measurements of evolve and random per workload")
+      ("jobs", bench::po::value(&jobs)->default_value(jobs), "workloads tuned at once, on threads (1..64)")
       ("filter", bench::po::value(&filter), "comma-separated substrings of the workloads to run");
   bench::parse_report_options(argc, argv, "tuning_quality_bench [options]", options);
   if (budget < 2) usage_error("tuning_quality_bench: --budget must be at least 2, got " + std::to_string(budget));
+  if (jobs < 1 || jobs > 64) usage_error("tuning_quality_bench: --jobs must be 1..64, got " + std::to_string(jobs));
+  std::vector<Case> cases;
+  for (const Case& c : suite()) {
+    if (bench::selected(filter, c.key, c.target)) cases.push_back(c);
+  }
   std::cout << "# Tuning quality: topk against evolve and random (times simulated by measure/sim)\n\n";
   print_header(budget);
-  std::vector<Row> rows;
-  for (const Case& c : suite()) {
-    if (!bench::selected(filter, c.key, c.target)) continue;
-    rows.push_back(run_case(c, budget));
-    print_row(rows.back());
-  }
+  const std::vector<Row> rows = run_cases(cases, budget, jobs);
+  for (const Row& row : rows) print_row(row);
   print_summary(rows);
   return 0;
 }
