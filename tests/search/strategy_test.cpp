@@ -78,9 +78,12 @@ struct Search {
   }
 };
 
-measure::Measurement stand_in(const CostModel& model, const TileConfig& c) {
+// `salt` and `amplitude` pick one of a family of such bends.
+measure::Measurement stand_in(const CostModel& model, const TileConfig& c, const std::string& salt = "",
+                              double amplitude = 0.3) {
   measure::Measurement m;
-  const double bend = 1 + 0.3 * std::sin(static_cast<double>(std::hash<std::string>{}(c.to_string()) % 1000));
+  const double bend =
+      1 + amplitude * std::sin(static_cast<double>(std::hash<std::string>{}(c.to_string() + salt) % 1000));
   const double t = model.predict_ns(c) * bend;
   m.stats = {t, t, t, 1};
   m.simulated = true;
@@ -228,6 +231,45 @@ TEST(Strategy, TopkMeasuresLongerWhereItsFinalistsShowTheModelWrong) {
     EXPECT_LE(bent_best, truth * 1.03) << key << ": " << bent_proposed << " proposed of " << all.size();
   }
   EXPECT_GT(bent_total, exact_total);
+}
+
+// The stop rule holds where it matters: over 36 searches (six workloads, spaces of 48
+// to 41,000 candidates, bends of +-15 % and +-30 %, three bends each), topk ends at
+// >= 0.99 of the bent times' best (geomean) and below 0.97 in at most 3. The measured
+// finalists' error is what keeps it going after a lucky batch: with the correction's
+// leave-one-out error alone (the best rows, which selection made look well fitted),
+// it stopped at 0.988 geomean, 6 searches under 0.97, after 470 measurements instead
+// of 708. (The patience's lengthening by that error does not show on these spaces.)
+TEST(Strategy, TopkStopRuleHoldsOverManyBentSearches) {
+  std::vector<double> qualities;
+  for (const std::string key : {"matmul|64,128,96|fp16", "matmul|37,150,100|fp16", "matmul|200,300,250|fp16",
+                                "matmul|128,1024,256|fp16", "softmax|64,512|fp16", "layernorm|48,1000|fp32"}) {
+    const Subject setup(key);
+    const std::vector<TileConfig> all = setup.space.enumerate(UINT64_MAX);
+    for (const double amplitude : {0.15, 0.3}) {
+      for (const std::string salt : {"0", "1", "2"}) {
+        const auto bent = [&](const TileConfig& c) { return stand_in(setup.model, c, salt, amplitude); };
+        double truth = std::numeric_limits<double>::infinity();
+        for (const TileConfig& c : all) truth = std::min(truth, bent(c).stats.median_ns);
+        Search s(setup, "topk");
+        const TileConfig& base = setup.space.baseline();
+        const measure::Measurement bm = bent(base);
+        s.observe(std::span(&base, 1), std::span(&bm, 1));
+        double best = bm.stats.median_ns;
+        for (std::vector<TileConfig> batch = s->propose(8); !batch.empty(); batch = s->propose(8)) {
+          std::vector<measure::Measurement> results;
+          for (const TileConfig& c : batch) results.push_back(bent(c));
+          for (const measure::Measurement& m : results) best = std::min(best, m.stats.median_ns);
+          s.observe(batch, results);
+        }
+        qualities.push_back(truth / best);
+      }
+    }
+  }
+  double log_sum = 0;
+  for (double q : qualities) log_sum += std::log(q);
+  EXPECT_GE(std::exp(log_sum / static_cast<double>(qualities.size())), 0.99);
+  EXPECT_LE(std::count_if(qualities.begin(), qualities.end(), [](double q) { return q < 0.97; }), 3);
 }
 
 // The tasks of a candidate's busiest kernel, in powers of two: the axis along which
