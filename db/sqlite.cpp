@@ -52,6 +52,7 @@ Connection::Connection(const std::string& path, Mode mode, int busy_timeout_ms) 
     case Mode::ReadOnly: flags |= SQLITE_OPEN_READONLY; break;
     case Mode::ReadWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; uri = file_uri(path, "mode=rwc"); break;
     case Mode::Immutable: flags |= SQLITE_OPEN_READONLY; uri = file_uri(path, "mode=ro&immutable=1"); break;
+    case Mode::RollBack: flags |= SQLITE_OPEN_READWRITE; uri = file_uri(path, "mode=rw"); break;
   }
   const int rc = sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) fail(rc, "opening it");
@@ -67,8 +68,9 @@ void Connection::fail(int rc, std::string_view what) const {
   if (rc == SQLITE_READONLY_ROLLBACK) {
     throw SqliteError(ErrorCategory::Db,
                       "tuning database '" + path_ + "' has a hot journal '" + path_ +
-                          "-journal' (a writer stopped mid-transaction) that only a writer may roll back: "
-                          "run a command that writes to it (tune, db import) first",
+                          "-journal' (a writer stopped mid-transaction) that only a writer may roll back, and "
+                          "this one may not write the file or its folder: run a command that writes to it "
+                          "(tune, db import) as a user who may",
                       rc);
   }
   const std::string message = "tuning database '" + path_ + "': " + std::string(what) + ": " +

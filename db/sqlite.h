@@ -44,7 +44,9 @@ class Connection {
   // for a database in a folder we cannot write, where a WAL reader could not create
   // its -shm. Without the lock, a read may see pages a concurrent checkpoint is
   // rewriting: what it reads beside a live WAL is not to be trusted.
-  enum class Mode { ReadOnly, ReadWrite, Immutable };
+  // RollBack: a reader that may write, so that SQLite rolls a hot journal back as it
+  // reads (the file must exist; nothing else is written).
+  enum class Mode { ReadOnly, ReadWrite, Immutable, RollBack };
   // Opens `path` (ReadWrite creates it), with a busy timeout so that concurrent
   // writers wait for one another instead of failing.
   Connection(const std::string& path, Mode mode, int busy_timeout_ms = kBusyTimeoutMs);

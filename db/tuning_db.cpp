@@ -92,7 +92,17 @@ void prepare_folder(const std::string& path) {
 // folder cannot be written and no writer left a WAL there, SQLite could not create the
 // -wal and -shm files a WAL reader needs ("attempt to write a readonly database"), and
 // the file is all there is: it is read as immutable. A deployed, root-owned database.
+// A rollback journal left beside it (a writer that stopped mid-transaction) must be
+// rolled back before anyone reads, which a read-only open cannot do: where the file and
+// its folder may be written, the reader opens it for writing and SQLite rolls the
+// journal back as it reads, as it would for any writer.
+bool hot_journal_to_roll_back(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path + "-journal", ec) && !read_only(fs::absolute(path).parent_path()) && !read_only(path);
+}
+
 Connection::Mode read_mode(const std::string& path) {
+  if (hot_journal_to_roll_back(path)) return Connection::Mode::RollBack;
   std::error_code ec;
   if (fs::exists(path + "-wal", ec) || !read_only(fs::absolute(path).parent_path())) return Connection::Mode::ReadOnly;
   return Connection::Mode::Immutable;
@@ -117,13 +127,16 @@ void check_tables(const std::string& path, Connection& c) {
 // created beside a file that may not be ours); but beside a live WAL, another process
 // may be checkpointing into the very pages an unlocked read sees, so then the file is
 // read under the lock, and a corrupt verdict of an immutable read is only believed
-// when it holds on every try.
+// when it holds on every try. Beside a hot journal that this process may roll back, it
+// is opened to do so (read_mode): an immutable read would see the half-written pages.
 int validated_version(const std::string& path) {
   for (int attempt = 1;; ++attempt) {
     std::error_code ec;
     const bool live = fs::exists(path + "-wal", ec);
     try {
-      Connection c(path, live ? Connection::Mode::ReadOnly : Connection::Mode::Immutable);
+      Connection c(path, hot_journal_to_roll_back(path) ? Connection::Mode::RollBack
+                         : live                            ? Connection::Mode::ReadOnly
+                                                           : Connection::Mode::Immutable);
       const int version = schema_version(c);
       if (version == current_schema_version()) check_tables(path, c);
       return version;

@@ -433,11 +433,35 @@ TEST(DbCli, ADamagedSchemaVersionIsADbErrorAndTheFileIsLeftAlone) {
 // The read commands said "SELECT name FROM sqlite_master ...: attempt to write a readonly
 // database" (found by scripts/probe_hostile.py); now they name the journal and what to
 // do, and a command that writes rolls it back, after which reads work again.
+// A rollback journal left beside the file: a reader that may write the file rolls it
+// back as it reads (as SQLite does for a writer); one that may not names it.
+TEST(DbCli, AHotJournalIsRolledBackByAReaderThatMayWriteAndNamedToOneThatMayNot) {
+  namespace fs = std::filesystem;
+  const testing::TempDir dir("cli_hot_journal_read");
+  const std::string db = seeded_db(dir);
+  const size_t seeded = json::parse(pto_tune("db show --json --db " + quoted(db)).out)["best"].size();
+  ASSERT_GT(seeded, 0u);
+  dir.write("tune.db-journal", std::string(4000, 'j'));
+  fs::permissions(db, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove);
+  expect_usage_error("db show --db " + quoted(db), {db + "-journal", "hot journal", "writes to it"});
+  EXPECT_TRUE(fs::exists(db + "-journal"));
+  fs::permissions(db, fs::perms::owner_write, fs::perm_options::add);
+  const Result show = pto_tune("db show --json --db " + quoted(db));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["best"].size(), seeded);
+  EXPECT_FALSE(fs::exists(db + "-journal"));
+  const Result lookup = pto_tune("lookup --op matmul --shapes 32,32,32 --target ascend910b1 --backend model --db " + quoted(db));
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+}
+
 TEST(DbCli, AHotJournalIsNamedAndAWriterRollsItBack) {
+  namespace fs = std::filesystem;
   const testing::TempDir dir("cli_hot_journal");
   const std::string db = seeded_db(dir);
   dir.write("tune.db-journal", std::string(4000, 'j'));
+  fs::permissions(db, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove);
   expect_usage_error("db show --db " + quoted(db), {db + "-journal", "hot journal", "writes to it"});
+  fs::permissions(db, fs::perms::owner_write, fs::perm_options::add);
   const Result tune = pto_tune("tune --target ascend910b1 --backend model --budget 2 --op matmul --shapes 32,32,32 --db " + quoted(db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const Result show = pto_tune("db show --json --db " + quoted(db));
