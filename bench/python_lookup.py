@@ -1,11 +1,14 @@
-"""Latency of pto_tune.lookup from Python: an exact hit and a nearest-shape fallback,
-on a database holding one simulated tuning run. Prints a Markdown report with the
+"""Latency of pto_tune.lookup from Python: an exact hit, an untuned shape asked again
+(served from the memo) and asked for the first time (a new shape each call: the
+transfer ranks the neighbours' configs with the cost model), on a database holding one
+simulated tuning run. Prints a Markdown report with the
 command, the machine and the date (results/python_lookup.md keeps one).
 
     PYTHONPATH=build/python python3 bench/python_lookup.py [--calls N]
 """
 
 import argparse
+import itertools
 import datetime
 import os
 import platform
@@ -50,15 +53,21 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         db = os.path.join(folder, "tune.db")
         pto_tune.tune("matmul", [4096, 4096, 4096], backend="sim", budget=8, db=db)
+        fresh_n = itertools.count(5000)  # N = 5000, 5001, ...: never asked before
+        first = "first lookup of an untuned shape (4096,4096,N, a new N each call)"
         cases = {
             "exact hit (4096,4096,4096)": lambda: pto_tune.lookup("matmul", [4096, 4096, 4096], db=db),
-            "untuned (4096,4096,4000)": lambda: pto_tune.lookup("matmul", [4096, 4096, 4000], db=db),
+            "untuned (4096,4096,4000), asked again": lambda: pto_tune.lookup("matmul", [4096, 4096, 4000], db=db),
+            first: lambda: pto_tune.lookup("matmul", [4096, 4096, next(fresh_n)], db=db),
             "Python call floor (len of a list)": lambda: len([4096, 4096, 4096]),
         }
         sources = {name: None for name in cases}
         sources["exact hit (4096,4096,4096)"] = pto_tune.lookup("matmul", [4096, 4096, 4096], db=db).source
-        sources["untuned (4096,4096,4000)"] = pto_tune.lookup("matmul", [4096, 4096, 4000], db=db).source
-        rows = [(name, *per_call_us(call, args.calls), sources[name]) for name, call in cases.items()]
+        sources["untuned (4096,4096,4000), asked again"] = pto_tune.lookup("matmul", [4096, 4096, 4000], db=db).source
+        sources[first] = pto_tune.lookup("matmul", [4096, 4096, 4999], db=db).source
+        # A first lookup costs tens of microseconds: fewer calls per batch keep the run short.
+        calls = {first: max(1, args.calls // 20)}
+        rows = [(name, *per_call_us(call, calls.get(name, args.calls)), sources[name]) for name, call in cases.items()]
 
     print("# pto_tune.lookup latency from Python\n")
     print("Command (Release build):\n")
@@ -67,7 +76,8 @@ def main():
     print(f"Machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.1f} at the start of the run. "
           f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.\n")
-    print(f"Each figure: the mean time per call over a batch of {args.calls} calls; the median over 15 batches "
+    print(f"Each figure: the mean time per call over a batch of {args.calls} calls ({max(1, args.calls // 20)} for "
+          f"the first lookups); the median over 15 batches "
           f"of CPU time and of wall time, and the wall time's min–max.\n")
     print("| lookup | CPU µs per call | wall µs per call | wall min–max | source |")
     print("|---|---|---|---|---|")
