@@ -2,6 +2,7 @@
 // prepare handler holds across fork() once the count is zero.
 #include "fork_guard.h"
 
+#include <omp.h>
 #include <pthread.h>
 
 #include <condition_variable>
@@ -36,7 +37,13 @@ void after_fork_in_parent() {
   state->changed.notify_all();
 }
 
-void after_fork_in_child() { state = new State; }
+// libgomp's thread pool does not survive fork(): the child has none of the pool's
+// threads, and its first parallel region (a tune's scoring) waits for them for ever,
+// whichever thread of the parent ran OpenMP. One thread per region needs no pool.
+void after_fork_in_child() {
+  state = new State;
+  omp_set_num_threads(1);
+}
 
 }  // namespace
 

@@ -8,6 +8,11 @@
 // a pthread_atfork handler, before the fork, waits until no section runs and holds new
 // ones back until the fork is done: the child starts with every such lock free. A
 // section never waits for the GIL (the forking thread holds it while it waits).
+//
+// The child also runs its OpenMP regions on one thread: libgomp's pool of the parent
+// is gone, and a tune in a child of a process that had tuned hung in its first
+// parallel region. tune() and run() are no sections: they call back into Python (the
+// measure function, Ctrl-C polls) and would wait for the GIL the forking thread holds.
 #pragma once
 
 namespace pto::python {

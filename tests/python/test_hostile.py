@@ -106,6 +106,42 @@ def test_a_fork_while_threads_look_up_and_reload_leaves_the_child_a_working_look
             t.join()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings("ignore:This process.*multi-threaded:DeprecationWarning")
+def test_a_child_forked_after_tunes_or_during_one_can_tune(tmp_path):
+    # Found while reading the fork guard: libgomp's thread pool does not survive fork(),
+    # so a child of a process that had tuned (multiprocessing's fork start method) hung
+    # in its first tune's scoring, 10 of 10 times.
+    pto_tune.tune("matmul", [256, 256, 256], backend="model", budget=4, db=tmp_path / "parent.db")
+    stop = threading.Event()
+
+    def tune_meanwhile():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            pto_tune.tune("matmul", [128 + 16 * (n % 40), 256, 256], backend="model", budget=8, db=tmp_path / "bg.db")
+
+    background = threading.Thread(target=tune_meanwhile)
+    background.start()
+    try:
+        for k in range(4):
+            time.sleep(0.02 * k)
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(30)  # a hang ends the child with SIGALRM, not the test run
+                try:
+                    result = pto_tune.tune("matmul", [64, 64, 64], backend="model", budget=4,
+                                           db=tmp_path / f"child{k}.db")
+                    os._exit(0 if result["best"] else 1)
+                except BaseException:
+                    os._exit(2)
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0, "the child hung or failed"
+    finally:
+        stop.set()
+        background.join()
+
+
 def test_a_record_or_config_nested_past_what_json_dumps_takes_is_a_usage_error(db):
     # Found by scripts/probe_hostile.py: json.dumps' RecursionError came through as it was.
     deep = []
