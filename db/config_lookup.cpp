@@ -94,7 +94,8 @@ std::string percent(double fraction) {
 
 // What one wanted shape is checked and priced with, each built on first use: the
 // predictor (the target's calibrated coefficients and the op's stored correction, made
-// from the provider's predictor of the target and op: TargetPredictors), or, for the
+// from the provider's predictor of the target and op: TargetPredictors; a transfer uses
+// its calibrated model only), or, for the
 // unranked nearest or a target the model cannot describe, the analyzer alone. The graph
 // is built once.
 class ShapePricing {
@@ -400,10 +401,16 @@ struct DbConfigProvider::Index {
       return ConfigChoice{config(*near.front()), ConfigSource::Nearest, shape(*near.front()), false, {}};
     }
     // A config's time for this shape, from one analysis; none where it does not fit.
+    // Priced by the calibrated model without the op's stored correction: the margin is
+    // that model's measured error (records keep its predictions, search/tuner.cpp), and
+    // the correction, fitted on the tuner's searches at other shapes, extrapolated badly
+    // between them (results/jit_transfer.md: batch_matmul 8,6000,1024,1024 priced at
+    // 1.5-1.8 ms against 0.57-0.62 ms simulated, in the wrong order).
+    const CostModel& priced = model->model();
     const auto price = [&](const TileConfig& c) -> std::optional<double> {
-      const TilingSummary summary = model->model().analyze(c);
+      const TilingSummary summary = priced.analyze(c);
       if (!summary.feasible) return std::nullopt;
-      return model->predict_ns(model->model().estimate(summary, c), c);
+      return priced.estimate(summary, c).predicted_ns;
     };
     std::unordered_map<const Tuned*, double> predicted;  // each neighbour's, priced once
     const std::vector<const Tuned*> near = neighbours(f, w.shape, options.transfer_neighbours, true, [&](const Tuned& t) {
@@ -421,7 +428,7 @@ struct DbConfigProvider::Index {
         if (const std::optional<double> ns = price(*c)) candidates.push_back({shape(*t), *c, *ns, true});
     }
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
-    candidates.front().predicted_ns = model->predict_ns(candidates.front().config);
+    candidates.front().predicted_ns = priced.predict_ns(candidates.front().config);
     ConfigChoice pick = rank_transfer(candidates, f.margin, f.margin_basis);
     if (explained) {
       explained->candidates = std::move(candidates);

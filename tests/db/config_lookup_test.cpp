@@ -16,6 +16,7 @@
 #include "core/analyze.h"
 #include "core/config_chain.h"
 #include "core/op_library.h"
+#include "cost_model/correction.h"
 #include "cost_model/estimate.h"
 #include "db/config_lookup.h"
 #include "db/tuning_db.h"
@@ -410,6 +411,35 @@ TEST(ConfigLookup, ExplainListsTheRankedCandidatesAndAgreesWithChoose) {
   for (size_t i = 1; i < e.candidates.size(); ++i)
     if (e.candidates[i].recut) EXPECT_EQ(e.candidates[i].from_shape, e.candidates[i - 1].from_shape);
   EXPECT_TRUE(provider.explain(Workload::parse_key("matmul|256,256,256|fp16"), npu()).candidates.empty());
+}
+
+// A transfer prices its candidates with the calibrated model alone, as the records'
+// predictions were made (the learned margin is that model's error), even where the
+// database holds a correction for the op: fitted on searches at other shapes, the
+// correction extrapolated badly between them (results/jit_transfer.md). The JIT's model
+// pick still gets it.
+TEST(ConfigLookup, TransferPricesWithTheModelItsMarginWasMeasuredOnNotTheStoredCorrection) {
+  const pto::testing::TempDir dir("lookup_uncorrected");
+  const std::string path = dir.str() + "/t.db";
+  {
+    auto db = TuningDb::open(path);
+    db->commit(std::vector{tuned("matmul|256,256,256|fp16", kSmall), tuned("matmul|1024,256,256|fp16", kOther)});
+    Correction skewed;  // measured times far from the predictions, unevenly
+    for (int i = 0; i < 40; ++i) {
+      std::vector<double> features(kFeatureCount);
+      for (size_t f = 0; f < features.size(); ++f) features[f] = std::sin(1.0 + i * 0.7 + static_cast<double>(f));
+      features[0] = 9 + 0.05 * i;
+      skewed.rows.push_back({features, 1.0 + 0.8 * features[1]});
+    }
+    db->add_correction({"matmul", npu().fingerprint(), "sim"}, skewed);
+  }
+  DbConfigProvider provider(path);
+  ASSERT_FALSE(provider.model_sources().corrections.empty());
+  const Workload w = Workload::parse_key("matmul|512,256,256|fp16");
+  const LookupExplanation e = provider.explain(w, npu());
+  ASSERT_GE(e.candidates.size(), 3u);
+  const CostModel model(build_graph(w), npu());
+  for (const TransferCandidate& c : e.candidates) EXPECT_DOUBLE_EQ(c.predicted_ns, model.predict_ns(c.config));
 }
 
 // A transfer ranks the neighbours on a line through the wanted shape (equal in every dim
