@@ -45,6 +45,7 @@ constexpr Range kClockMhz{10, 100000};
 constexpr Range kBufferBytes{1, kGiB};
 constexpr Range kBurstBytes{0, 1024 * 1024};
 constexpr Range kL2Bytes{1, 1024 * kGiB};
+constexpr Range kHbmBytes{0, 1024 * 1024 * kGiB};
 constexpr Range kAlignBytes{1, 4096};
 constexpr Range kFractal{1, 1024};
 constexpr Range kBytesPerCycle{1e-3, 1e6};
@@ -77,6 +78,7 @@ void for_each_field(T& t, Visit&& v) {
   v("bt", t.bt, Required, kBufferBytes);
   v("fixbuf", t.fixbuf, Required, kBufferBytes);
   v("l2_bytes", t.l2_bytes, Required, kL2Bytes);
+  v("hbm_bytes", t.hbm_bytes, Optional, kHbmBytes);
   v("align_bytes", t.align_bytes, Optional, kAlignBytes);
   v("fractal", t.fractal, Required, kFractal);
   v("gm_read_bpc", t.gm_read_bpc, Optional, kBytesPerCycle);
@@ -281,6 +283,7 @@ std::string Target::fingerprint() const {
   json j = to_json();
   j.erase("notes");
   j.erase("source");
+  j.erase("hbm_bytes");  // a capacity, not a rate: it changes no tile's time (core/target.h)
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(stable_hash(j.dump())));
   return hex;

@@ -63,6 +63,10 @@ struct Target {
   // Buffer capacities in bytes (CPU: UB ~ L1d, L1 ~ L2, L0* ~ register/L1d budget).
   int64_t ub = 0, l1 = 0, l0a = 0, l0b = 0, l0c = 0, bt = 0, fixbuf = 0;
   int64_t l2_bytes = 0;          // shared L2 (CPU: last-level cache)
+  // Global memory (HBM) in bytes; 0 = not known. It decides only whether a workload's
+  // tensors fit (core/global_memory.h), never a tile's time, so it is not part of the
+  // fingerprint: records of a target stay fresh when its HBM size is filled in.
+  int64_t hbm_bytes = 0;
   int align_bytes = 32;          // tile last-axis alignment for UB/L1 operands
   std::map<DType, Fractal> fractal;
 

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/global_memory.h"
 #include "core/op_library.h"
 #include "cost_model/correction.h"
 #include "cost_model/estimate.h"
@@ -63,6 +64,19 @@ void check_options(const TuneOptions& o, const measure::Runner& runner) {
                 "; they must be one backend");
 }
 
+// The workload's graph, refused before any search where its tensors cannot fit the
+// target's global memory (no config could run it; the space would be analyzed whole to
+// find that out).
+TensorGraph graph_fitting(const Workload& w, const Target& target) {
+  TensorGraph graph = build_graph(w);
+  try {
+    check_fits_global_memory(graph, target);
+  } catch (const Error& e) {
+    fail(ErrorCategory::Infeasible, "tune: " + w.key() + ": " + e.what());
+  }
+  return graph;
+}
+
 CostModel make_model(const TensorGraph& graph, const Target& target, const TuneOptions& o) {
   return o.coefficients ? CostModel(graph, target, *o.coefficients) : CostModel(graph, target);
 }
@@ -74,7 +88,7 @@ class TuningJob {
       : runner_(runner),
         store_(store),
         options_(options),
-        graph_(build_graph(w)),
+        graph_(graph_fitting(w, target)),
         space_(graph_, target, default_config(w, graph_, target)),
         predictor_(make_model(graph_, target, options)),
         start_(Clock::now()) {

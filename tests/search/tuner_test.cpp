@@ -270,6 +270,19 @@ TEST(Tune, ResultJsonNamesEachTimeByItsProvenance) {
   }
 }
 
+// A workload whose tensors cannot fit the target's HBM is refused before the space is
+// built or anything measured (a batch of M = 1..2^62 spent seconds per such shape).
+TEST(Tune, AWorkloadLargerThanTheTargetsHbmIsInfeasibleBeforeAnySearch) {
+  const std::function<bool(const TileConfig&)> never = [](const TileConfig&) { return false; };
+  FakeRunner runner(measure::make_runner("model", npu()), never);
+  MemoryStore store;
+  const Workload w = Workload::parse_key("matmul|16777216,4096,4096|fp16");  // 256 GiB of tensors
+  testing::expect_error([&] { tune(w, npu(), runner, store, {}); }, ErrorCategory::Infeasible,
+                        {w.key(), "256.0 GiB", "64.0 GiB of HBM of ascend910b1"});
+  EXPECT_EQ(runner.calls, 0);
+  EXPECT_TRUE(store.all().empty());
+}
+
 TEST(Tune, BadOptionsAreUsageErrorsBeforeAnyMeasurement) {
   const Workload w = Workload::parse_key("softmax|64,512|fp16");
   struct Case {
