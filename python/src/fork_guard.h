@@ -11,8 +11,10 @@
 //
 // The child also runs its OpenMP regions on one thread: libgomp's pool of the parent
 // is gone, and a tune in a child of a process that had tuned hung in its first
-// parallel region. tune() and run() are no sections: they call back into Python (the
-// measure function, Ctrl-C polls) and would wait for the GIL the forking thread holds.
+// parallel region. tune() and run() as a whole are no sections: they call back into
+// Python (the measure function, Ctrl-C polls) and would wait for the GIL the forking
+// thread holds; tune's database calls are (tune.cpp, ForkSafeStore), for SQLite's
+// process-wide mutexes.
 #pragma once
 
 namespace pto::python {

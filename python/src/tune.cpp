@@ -10,6 +10,7 @@
 
 #include "arguments.h"
 #include "db/tuning_db.h"
+#include "fork_guard.h"
 #include "measure.h"
 #include "search/tune_request.h"
 
@@ -32,6 +33,50 @@ struct InterruptWatch {
       stop = true;
     }
   }
+};
+
+// The tuning database, each call of it inside a ForkGuard::Section: SQLite's
+// process-wide mutexes (its allocator's, its file system layer's), held by this thread
+// at the moment another thread forks, would stay locked in the child, whose first
+// database open then hangs (1 fork in 50-100 while a tune ran in another thread). No
+// call here calls back into Python, so no section waits for the GIL.
+class ForkSafeStore : public search::TuningStore {
+ public:
+  explicit ForkSafeStore(const std::string& path) {
+    const ForkGuard::Section section;
+    db_ = db::TuningDb::open(path);
+  }
+  ~ForkSafeStore() override {
+    const ForkGuard::Section section;
+    db_.reset();
+  }
+  ForkSafeStore(const ForkSafeStore&) = delete;
+  ForkSafeStore& operator=(const ForkSafeStore&) = delete;
+
+  void remember_target(const Target& target) {
+    const ForkGuard::Section section;
+    db_->remember_target(target);
+  }
+  void commit(std::span<const search::TuningRecord> records) override {
+    const ForkGuard::Section section;
+    db_->commit(records);
+  }
+  std::vector<search::TuningRecord> records_of(const search::RecordKey& key) override {
+    const ForkGuard::Section section;
+    return db_->records_of(key);
+  }
+  std::string location() const override { return db_->location(); }
+  std::optional<Correction> correction(const CorrectionKey& key) override {
+    const ForkGuard::Section section;
+    return db_->correction(key);
+  }
+  void add_correction(const CorrectionKey& key, const Correction& session) override {
+    const ForkGuard::Section section;
+    db_->add_correction(key, session);
+  }
+
+ private:
+  std::unique_ptr<db::TuningDb> db_;
 };
 
 py::object tune(const std::string& op, const py::object& shapes, const std::string& dtype,
@@ -58,9 +103,9 @@ py::object tune(const std::string& op, const py::object& shapes, const std::stri
     search::ResolvedTune job = search::resolve(request, {.time_limit = "time_limit"});
     job.options.stop = &watch.stop;
     job.options.progress = [&watch](int64_t, int64_t) { watch.poll(); };
-    auto store = db::TuningDb::open(db_path);
-    store->remember_target(request.target);  // the lookup finds the target its records were tuned for, as the CLI's do
-    result = search::tune(request.workload, request.target, *job.runners.search, *store, job.options).to_json();
+    ForkSafeStore store(db_path);
+    store.remember_target(request.target);  // the lookup finds the target its records were tuned for, as the CLI's do
+    result = search::tune(request.workload, request.target, *job.runners.search, store, job.options).to_json();
   }
   forget_lookups(db_path);
   if (watch.interrupted) throw py::error_already_set();

@@ -66,6 +66,20 @@ def test_every_path_argument_takes_a_pathlib_path(tmp_path):
         pto_tune.Database(42)
 
 
+def assert_forked_child_passes(check, alarm_s):
+    """Forks; the child runs check() and exits 0 when it returns true, 1 when false, 2 on
+    any exception. A hang ends the child with SIGALRM after alarm_s, not the test run."""
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(alarm_s)
+        try:
+            os._exit(0 if check() else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the child hung or failed"
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 @pytest.mark.filterwarnings("ignore:This process.*multi-threaded:DeprecationWarning")
 def test_a_fork_while_threads_look_up_and_reload_leaves_the_child_a_working_lookup(tmp_path):
@@ -89,17 +103,9 @@ def test_a_fork_while_threads_look_up_and_reload_leaves_the_child_a_working_look
     try:
         for _ in range(10):
             time.sleep(0.01)
-            pid = os.fork()
-            if pid == 0:
-                # The child: one lookup must answer; a hang is cut off by the alarm.
-                signal.alarm(20)
-                try:
-                    ok = pto_tune.lookup("matmul", [256, 256, 256], db=str(db)).source == "exact"
-                    os._exit(0 if ok else 1)
-                except BaseException:
-                    os._exit(2)
-            _, status = os.waitpid(pid, 0)
-            assert os.waitstatus_to_exitcode(status) == 0, "the child hung or failed"
+            # The child: one lookup must answer.
+            assert_forked_child_passes(lambda: pto_tune.lookup("matmul", [256, 256, 256], db=str(db)).source == "exact",
+                                       alarm_s=20)
     finally:
         stop.set()
         for t in threads:
@@ -126,17 +132,9 @@ def test_a_child_forked_after_tunes_or_during_one_can_tune(tmp_path):
     try:
         for k in range(4):
             time.sleep(0.02 * k)
-            pid = os.fork()
-            if pid == 0:
-                signal.alarm(30)  # a hang ends the child with SIGALRM, not the test run
-                try:
-                    result = pto_tune.tune("matmul", [64, 64, 64], backend="model", budget=4,
-                                           db=tmp_path / f"child{k}.db")
-                    os._exit(0 if result["best"] else 1)
-                except BaseException:
-                    os._exit(2)
-            _, status = os.waitpid(pid, 0)
-            assert os.waitstatus_to_exitcode(status) == 0, "the child hung or failed"
+            db = tmp_path / f"child{k}.db"
+            assert_forked_child_passes(
+                lambda: pto_tune.tune("matmul", [64, 64, 64], backend="model", budget=4, db=db)["best"], alarm_s=30)
     finally:
         stop.set()
         background.join()
