@@ -10,4 +10,8 @@ std::string format_number(const char* format, double value) {
   return text;
 }
 
+std::string format_gib(int64_t bytes) {
+  return format_number("%.3g GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+}
+
 }  // namespace pto

@@ -11,12 +11,6 @@
 
 namespace pto {
 
-namespace {
-
-std::string gib(int64_t bytes) { return format_number("%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024)); }
-
-}  // namespace
-
 int64_t global_memory_bytes(const TensorGraph& graph) {
   std::set<NodeId> tensors(graph.inputs().begin(), graph.inputs().end());
   tensors.insert(graph.outputs().begin(), graph.outputs().end());
@@ -34,8 +28,8 @@ void check_fits_global_memory(const TensorGraph& graph, const Target& target) {
   if (target.hbm_bytes <= 0) return;
   const int64_t bytes = global_memory_bytes(graph);
   if (bytes <= target.hbm_bytes) return;
-  fail(ErrorCategory::Infeasible, "its input and output tensors take " + gib(bytes) +
-                                      " of global memory, more than the " + gib(target.hbm_bytes) +
+  fail(ErrorCategory::Infeasible, "its input and output tensors take " + format_gib(bytes) +
+                                      " of global memory, more than the " + format_gib(target.hbm_bytes) +
                                       " of HBM of " + target.name + ": no config can run it there");
 }
 

@@ -342,7 +342,8 @@ struct CostModel::Impl {
           pipes[1] = T();
         }
         run.time = overlapped(pipes, static_cast<double>(run.waves * w.steps_per_task));
-      } else {        for (const T& p : pipes) run.time += p;
+      } else {
+        for (const T& p : pipes) run.time += p;
       }
     }
     const T task = T::term(c, Coef::Task, run.waves);

@@ -3,24 +3,13 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "core/error.h"
+#include "core/format_number.h"
 #include "core/size_limits.h"
 
 namespace pto::measure {
-
-namespace {
-
-std::string gib(int64_t bytes) {
-  std::ostringstream out;
-  out.precision(3);
-  out << static_cast<double>(bytes) / (1024.0 * 1024 * 1024) << " GiB";
-  return out.str();
-}
-
-}  // namespace
 
 int64_t host_bytes_needed(const TensorGraph& graph) {
   // Each tensor is at most kMaxTensorBytes (GraphBuilder), so these sums stay in int64.
@@ -50,8 +39,8 @@ int64_t host_bytes_available() {
 void check_fits_host_memory(const TensorGraph& graph) {
   const int64_t needed = host_bytes_needed(graph), available = host_bytes_available();
   if (available <= 0 || needed <= available) return;
-  usage_error("the workload needs about " + gib(needed) + " (" + std::to_string(needed) +
-              " bytes) of host memory for its tensors and reference outputs, more than the " + gib(available) +
+  usage_error("the workload needs about " + format_gib(needed) + " (" + std::to_string(needed) +
+              " bytes) of host memory for its tensors and reference outputs, more than the " + format_gib(available) +
               " available on this machine; use a smaller shape");
 }
 

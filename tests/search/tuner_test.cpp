@@ -278,7 +278,7 @@ TEST(Tune, AWorkloadLargerThanTheTargetsHbmIsInfeasibleBeforeAnySearch) {
   MemoryStore store;
   const Workload w = Workload::parse_key("matmul|16777216,4096,4096|fp16");  // 256 GiB of tensors
   testing::expect_error([&] { tune(w, npu(), runner, store, {}); }, ErrorCategory::Infeasible,
-                        {w.key(), "256.0 GiB", "64.0 GiB of HBM of ascend910b1"});
+                        {w.key(), "256 GiB of global memory", "64 GiB of HBM of ascend910b1"});
   EXPECT_EQ(runner.calls, 0);
   EXPECT_TRUE(store.all().empty());
 }
