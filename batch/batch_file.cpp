@@ -45,14 +45,14 @@ double parse_weight(const std::string& text) {
 }
 
 // The product of the dims' value lists, in order (the last dim varies fastest).
-std::vector<Shape> expand_shapes(const std::vector<std::string>& dims) {
+std::vector<Shape> expand_shapes(const std::vector<std::string>& dims, size_t max_workloads) {
   if (dims.empty()) usage_error("no shapes");
   std::vector<Shape> shapes{{}};
   for (const std::string& dim : dims) {
-    const std::vector<int64_t> values = expand_dim(dim);
+    const std::vector<int64_t> values = expand_dim(dim, max_workloads);
     // Checked before the product is built: two ranges of 100000 would otherwise make 10^10.
-    if (shapes.size() * values.size() > kMaxRangeValues)
-      usage_error("shapes expand to more than " + std::to_string(kMaxRangeValues) + " workloads");
+    if (shapes.size() * values.size() > max_workloads)
+      usage_error("shapes expand to more than " + std::to_string(max_workloads) + " workloads");
     std::vector<Shape> next;
     for (const Shape& s : shapes)
       for (int64_t v : values) {
@@ -97,6 +97,7 @@ bool is_override(const std::string& key) {
 
 // The parse so far: the entries, and what each entry line wrote, to drop repeats.
 struct Parsed {
+  size_t max_workloads;
   BatchFile out;
   std::unordered_set<std::string> seen;
 };
@@ -117,9 +118,9 @@ void expand(const RawEntry& raw, const std::string& where, Parsed& parsed) {
   if (raw.dtype) e.workload.dtype = parse_dtype(*raw.dtype);
   e.workload.attrs = raw.attrs;
   e.workload.expr = raw.expr.empty() ? "" : canonical_expression(raw.expr);
-  const std::vector<Shape> shapes = expand_shapes(raw.dims);
-  if (out.entries.size() + shapes.size() > kMaxRangeValues)
-    usage_error("the batch would hold more than " + std::to_string(kMaxRangeValues) + " workloads");
+  const std::vector<Shape> shapes = expand_shapes(raw.dims, parsed.max_workloads);
+  if (out.entries.size() + shapes.size() > parsed.max_workloads)
+    usage_error("the batch would hold more than " + std::to_string(parsed.max_workloads) + " workloads");
   for (const Shape& shape : shapes) {
     e.workload.shape = shape;
     if (parsed.seen.insert(identity(e)).second) {
@@ -221,7 +222,7 @@ void entry(Parsed& parsed, const std::string& where, Parse parse) {
 
 }  // namespace
 
-std::vector<int64_t> expand_dim(const std::string& token) {
+std::vector<int64_t> expand_dim(const std::string& token, size_t max_values) {
   std::string text = token;
   if (const size_t eq = text.find('='); eq != std::string::npos) text = text.substr(eq + 1);
   const size_t dots = text.find("..");
@@ -246,8 +247,8 @@ std::vector<int64_t> expand_dim(const std::string& token) {
     const int64_t s = parse_int(step.substr(4), token);
     if (s <= 0) usage_error("range " + shown_value(token) + " needs a step > 0");
     const int64_t count = (hi - lo) / s + 1;
-    if (count > static_cast<int64_t>(kMaxRangeValues))
-      usage_error("range " + shown_value(token) + " has more than " + std::to_string(kMaxRangeValues) + " values");
+    if (count > static_cast<int64_t>(max_values))
+      usage_error("range " + shown_value(token) + " has more than " + std::to_string(max_values) + " values");
     for (int64_t i = 0; i < count; ++i) values.push_back(lo + i * s);  // <= HI: never past it
   } else {
     usage_error("range " + shown_value(token) + ": unknown step " + shown_value(step) + " (pow2 or stepS)");
@@ -256,8 +257,8 @@ std::vector<int64_t> expand_dim(const std::string& token) {
   return values;
 }
 
-BatchFile parse_batch(const std::string& given, const std::string& name) {
-  Parsed parsed;
+BatchFile parse_batch(const std::string& given, const std::string& name, size_t max_workloads) {
+  Parsed parsed{.max_workloads = max_workloads};
   BatchFile& out = parsed.out;
   // A UTF-8 byte order mark (as some editors save) is not part of the first entry.
   const std::string_view bom = "\xEF\xBB\xBF";

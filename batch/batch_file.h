@@ -19,8 +19,8 @@
 // [LO, HI]) or LO..HI:stepS (LO, LO+S, ... <= HI), optionally named (M=1..8192:pow2)
 // for the reader. Several ranges in one entry expand as their product.
 //
-// Bounds: a range holds at most kMaxRangeValues values and a batch as many workloads,
-// checked before they are built; a file past kMaxBatchFileBytes is refused unread. An
+// Bounds: a range holds at most kMaxRangeValues values and a batch as many workloads
+// (or the smaller bound a caller gives, as the fuzzer does), checked before they are built; a file past kMaxBatchFileBytes is refused unread. An
 // entry that repeats an earlier one exactly is dropped (counted in `repeated`).
 //
 // A malformed file (not JSON when it starts with '[', no entries) is a usage Error. A
@@ -36,6 +36,9 @@
 #include "core/workload.h"
 
 namespace pto::batch {
+
+// The most values a range, and the most workloads a whole batch, may hold.
+inline constexpr size_t kMaxRangeValues = 100000;
 
 struct BatchEntry {
   std::string where;             // "line 3" or "entry 2": for messages
@@ -59,16 +62,16 @@ struct BatchFile {
 
 // Parses the text of a batch file (the format is told by its first non-blank
 // character: '[' JSON, anything else plain lines). `name` is for messages.
-BatchFile parse_batch(const std::string& text, const std::string& name = "batch file");
+// `max_workloads` bounds a range and the whole batch.
+BatchFile parse_batch(const std::string& text, const std::string& name = "batch file",
+                      size_t max_workloads = kMaxRangeValues);
 // Reads and parses a file; usage Error (bad input) when it cannot be read.
 BatchFile read_batch_file(const std::string& path);
 
 // "1..64:pow2" -> 1,2,4,...,64; "16..64:step16" -> 16,32,48,64; "128" -> 128. A name
 // prefix ("M=") is allowed. Usage Error naming the token for anything else, an empty
-// range, or more than kMaxRangeValues values.
-std::vector<int64_t> expand_dim(const std::string& token);
-// The most values a range, and the most workloads a whole batch, may hold.
-inline constexpr size_t kMaxRangeValues = 100000;
+// range, or more than `max_values` values.
+std::vector<int64_t> expand_dim(const std::string& token, size_t max_values = kMaxRangeValues);
 // The largest batch file read_batch_file reads (a list of 100000 workloads is ~5 MiB).
 inline constexpr size_t kMaxBatchFileBytes = size_t{64} << 20;
 

@@ -137,6 +137,21 @@ TEST(BatchFile, HugeRangesProductsAndWeightsAreBoundedBeforeTheyAreBuilt) {
         << weight;
 }
 
+// A caller's smaller bound (the fuzzer's) is checked by the same code, on a range and on
+// the whole batch: the entries kept never pass it, and each refusal names it.
+TEST(BatchFile, ASmallerBoundHoldsForRangesAndTheBatch) {
+  expect_error([] { expand_dim("1..9:step1", 8); }, ErrorCategory::Usage, {"1..9:step1", "more than 8 values"});
+  EXPECT_EQ(expand_dim("1..8:step1", 8).size(), 8u);
+  const BatchFile batch = parse_batch("add 1..6:step1,64\nadd 1..3:step1,32\nadd 1..2:step1,32\n", "b.txt", 8);
+  EXPECT_EQ(batch.entries.size(), 8u);
+  ASSERT_EQ(batch.problems.size(), 1u);
+  EXPECT_EQ(batch.problems[0].where, "line 2");
+  EXPECT_NE(batch.problems[0].message.find("more than 8 workloads"), std::string::npos);
+  const BatchFile product = parse_batch("matmul 1..3:step1,1..3:step1,64\n", "p.txt", 8);
+  ASSERT_EQ(product.problems.size(), 1u);
+  EXPECT_NE(product.problems[0].message.find("shapes expand to more than 8"), std::string::npos);
+}
+
 // Repeated entries tune once; a UTF-8 byte order mark is not part of the first op; a
 // folder and an endless file are refused with a message naming them.
 TEST(BatchFile, RepeatsBomFoldersAndEndlessFiles) {

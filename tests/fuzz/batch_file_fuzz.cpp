@@ -4,7 +4,10 @@
 // weight and a budget >= 0; each bad entry is a problem naming where it is. Ranges
 // near 2^63, huge products and long files must neither hang nor grow without bound
 // (-timeout and -rss_limit_mb of libFuzzer catch both).
-#include <algorithm>
+//
+// The batch bound here is kFuzzBound, not the CLI's 100,000: the code that checks the
+// bound is the same, but an input that reaches it now costs a few hundred workloads,
+// not 100,000 (0.2-1 s each under ASan), so a run spends its time on new inputs.
 #include <cmath>
 
 #include "core/warning.h"
@@ -13,7 +16,7 @@
 
 namespace {
 
-constexpr size_t kEntriesChecked = 256;
+constexpr size_t kFuzzBound = 256;
 
 void check_entry(const pto::batch::BatchEntry& e) {
   const std::string key = e.workload.key();
@@ -29,11 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const pto::WarningSink quiet = pto::set_warning_sink([](const std::string&) {});  // duplicate JSON keys
   const std::string text(reinterpret_cast<const char*>(data), size);
   pto::fuzz::expect_usage_errors_only([&] {
-    const pto::batch::BatchFile batch = pto::batch::parse_batch(text, "fuzz");
-    if (batch.entries.size() > pto::batch::kMaxRangeValues) pto::fuzz::broken("more entries than a batch may hold");
-    // The first entries only: a range may expand to 100,000, and checking each would
-    // make the check, not the parser, what a run spends its time on.
-    for (size_t i = 0; i < std::min<size_t>(batch.entries.size(), kEntriesChecked); ++i) check_entry(batch.entries[i]);
+    const pto::batch::BatchFile batch = pto::batch::parse_batch(text, "fuzz", kFuzzBound);
+    if (batch.entries.size() > kFuzzBound) pto::fuzz::broken("more entries than the batch may hold");
+    for (const pto::batch::BatchEntry& e : batch.entries) check_entry(e);
     for (const pto::batch::BatchProblem& p : batch.problems)
       if (p.where.empty() || p.message.empty()) pto::fuzz::broken("a problem that names nothing");
   });
