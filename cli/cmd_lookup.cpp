@@ -103,6 +103,7 @@ nlohmann::json explanation_json(const db::LookupExplanation& e, const ConfigChoi
                           {"config", c.config.to_json()},
                           {"recut", c.recut},
                           {"predicted_ns", std::isfinite(c.predicted_ns) ? nlohmann::json(c.predicted_ns) : nullptr},
+                          {"correction", c.correction},
                           {"served", served(choice, c)}});
   return {{"candidates", candidates}, {"margin", e.margin}, {"margin_basis", e.margin_basis},
           {"winner", choice.describe()}, {"reason", choice.reason}};
@@ -114,7 +115,8 @@ void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choic
     return;
   }
   const double fallback = e.candidates.front().predicted_ns;
-  std::cout << "transfer candidates, priced for this shape by the cost model (a neighbour's config is served only "
+  std::cout << "transfer candidates, priced for this shape by the cost model, each neighbour's corrected by the "
+               "model's measured error on its lead over the default at its own shape (a neighbour's config is served only "
                "when the default is predicted more than "
             << format_number("%.1f", 100 * e.margin) << " % slower; " << e.margin_basis << "):\n";
   std::vector<std::vector<std::string>> rows;
@@ -123,9 +125,10 @@ void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choic
     rows.push_back({c.from_shape ? "tuned " + shape_dims(*c.from_shape) + (c.recut ? ", re-cut" : "") : "the op's default",
                     finite ? format_ns(c.predicted_ns) : "does not fit",
                     finite && c.from_shape ? format_number("%+.1f %%", 100 * (c.predicted_ns / fallback - 1)) : "",
+                    c.correction != 1 ? format_number("x%.3f", c.correction) : "",
                     served(choice, c) ? "served" : "", c.config.to_string()});
   }
-  print_table(std::cout, {"candidate", "predicted", "vs default", "", "config"}, rows);
+  print_table(std::cout, {"candidate", "predicted", "vs default", "corrected", "", "config"}, rows);
   std::cout << "winner: " << choice.describe() << "\n";
 }
 
@@ -150,6 +153,9 @@ int run_lookup(const Args& args) {
        "how much faster than the op's default the cost model must predict a tuned neighbour's config for a "
        "transfer to serve it. By default each op's own: the model's measured error on the configs tuned for it "
        "(db::LookupOptions::learn_margin), else 3%; 0 serves the model's pick")
+      ("no-lead-correction", po::bool_switch(),
+       "rank the tuned neighbours' configs by the cost model alone; by default each one's predicted time is "
+       "corrected by how far the model misjudged that config's lead over the default at its own tuned shape")
       ("explain", po::bool_switch(),
        "also list the candidates a transfer ranked for an untuned shape (the tuned neighbours' configs and the "
        "op's default, each with the cost model's time for this shape), the winner and why")
@@ -193,6 +199,7 @@ int run_lookup(const Args& args) {
     lookup_options.transfer_margin = parse_fraction("--transfer-margin", (*vm)["transfer-margin"].as<std::string>(), true);
     lookup_options.learn_margin = false;
   }
+  lookup_options.correct_by_neighbour_leads = !(*vm)["no-lead-correction"].as<bool>();
   const auto provider = std::make_shared<db::DbConfigProvider>(path, lookup_options);
   ConfigChain lookup({provider, std::make_shared<search::ModelPickProvider>(provider->model_sources())});
   const bool explain = (*vm)["explain"].as<bool>();

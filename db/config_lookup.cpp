@@ -43,7 +43,18 @@ struct Tuned {
   std::string stale_reason;  // versions; empty when fresh
   size_t backend_rank = 0;   // index in LookupOptions::backends
   size_t next = kNone;       // the next record of the same workload (another fingerprint)
+  // What the model's prediction of this config's lead over the default was off by at its
+  // own shape, as a factor on its predicted time (BestConfigs::Entry::own_lead_error); 1
+  // without that evidence.
+  double lead_correction = 1;
 };
+
+// A neighbour's measured lead error as the factor a transfer multiplies the config's
+// predicted time with. Bounded: one noisy record must not decide a transfer alone.
+double lead_correction(const std::optional<float>& own_lead_error) {
+  constexpr double kMostLog = 0.4;  // a factor within [0.67, 1.49]
+  return own_lead_error ? std::exp(std::clamp(static_cast<double>(*own_lead_error), -kMostLog, kMostLog)) : 1.0;
+}
 
 std::string stale_reason(const search::Versions& versions) {
   if (versions == search::Versions::current()) return {};
@@ -253,9 +264,10 @@ struct DbConfigProvider::Index {
   void add(const BestConfigs::Entry& e) {
     const auto rank = std::find(options.backends.begin(), options.backends.end(), e.backend);
     if (rank == options.backends.end()) return;
-    Tuned t{e.workload, e.config, e.target, stale_reason(e.versions),
-            static_cast<size_t>(rank - options.backends.begin())};
     const std::string& workload_key = pools.workload_keys[e.workload];
+    if (options.only_workloads && !options.only_workloads->contains(workload_key)) return;
+    Tuned t{e.workload, e.config, e.target, stale_reason(e.versions),
+            static_cast<size_t>(rank - options.backends.begin()), kNone, lead_correction(e.own_lead_error)};
     const std::string& fingerprint = pools.targets[e.target].fingerprint;
     const auto [first, added] = by_workload.try_emplace(workload_key, kNone);
     for (size_t i = first->second; i != kNone; i = tuned[i].next) {
@@ -378,6 +390,17 @@ struct DbConfigProvider::Index {
     return on_line.empty() ? off_line : on_line;
   }
 
+  // How far (octaves summed over dims) a neighbour's measured lead error still says
+  // something of the model's error at the wanted shape. Farther, the tiling meets
+  // another count of tiles and waves: 492's error applied at 6000,11008,4096 made a
+  // config served there 5 % slower than the default (results/jit_transfer.md).
+  static constexpr double kCorrectionReach = 1;
+  static double octaves_apart(const Shape& a, const Shape& b) {
+    double d = 0;
+    for (size_t i = 0; i < a.size(); ++i) d += std::abs(std::log2(double(a[i]) / double(b[i])));
+    return d;
+  }
+
   // Shapes looked at beyond the first `most` off the line before the walk gives up on
   // finding one on it.
   static constexpr size_t kOffLineWalk = 32;
@@ -422,10 +445,13 @@ struct DbConfigProvider::Index {
     std::vector<TransferCandidate> candidates(1);
     const OpDef& op = find_op(w.op);
     for (const Tuned* t : near) {
-      candidates.push_back({shape(*t), config(*t), predicted.at(t)});
+      const double k = options.correct_by_neighbour_leads && octaves_apart(shape(*t), w.shape) <= kCorrectionReach
+                           ? t->lead_correction
+                           : 1.0;
+      candidates.push_back({shape(*t), config(*t), predicted.at(t) * k, false, k});
       if (!options.recut_neighbours) continue;
       if (const std::optional<TileConfig> c = recut(config(*t), shape(*t), w.shape, op))
-        if (const std::optional<double> ns = price(*c)) candidates.push_back({shape(*t), *c, *ns, true});
+        if (const std::optional<double> ns = price(*c)) candidates.push_back({shape(*t), *c, *ns * k, true, k});
     }
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
     candidates.front().predicted_ns = priced.predict_ns(candidates.front().config);

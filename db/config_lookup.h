@@ -51,6 +51,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/jit.h"
@@ -87,6 +88,15 @@ struct LookupOptions {
   static constexpr size_t kMinLeadEvidence = 16;
   // Also rank each neighbour's config re-cut for the wanted shape (TransferCandidate::recut).
   bool recut_neighbours = true;
+  // Correct each neighbour's predicted time by the model's measured error on that
+  // config's lead over the default at the neighbour's own shape
+  // (TransferCandidate::correction): where the model understated a tuned tiling's lead
+  // at the buckets, it understates it between them too.
+  bool correct_by_neighbour_leads = true;
+  // When given, only the records of these workload keys are loaded: what a database
+  // holding just them would serve, with the evidence they were tuned with (the planner's
+  // check of a release that ships its buckets, cli/cmd_plan.cpp).
+  std::optional<std::unordered_set<std::string>> only_workloads;
   // A database that cannot be read is an error (the Db or Io Error of the file)
   // instead of a warning and no records.
   bool strict = false;
@@ -102,10 +112,14 @@ struct LookupOptions {
 struct TransferCandidate {
   std::optional<Shape> from_shape;  // the neighbour's tuned shape; none for the default
   TileConfig config;
-  double predicted_ns = 0;          // the cost model's, for the wanted shape
+  double predicted_ns = 0;          // the cost model's for the wanted shape, times `correction`
   // The neighbour's config with its Cube tile re-cut for this shape: as many M (or N)
   // tiles as the neighbour's shape had, each the smallest aligned size covering this one.
   bool recut = false;
+  // The factor the model's time was corrected by: measured / predicted lead over the
+  // default of the neighbour's config at its own shape (LookupOptions::
+  // correct_by_neighbour_leads); 1 for the default and without that evidence.
+  double correction = 1;
 };
 
 // The database's answer with the ranking behind it (`pto-tune lookup --explain`).

@@ -391,7 +391,7 @@ class LeadTally {
     if (!fresh || !(measured > 0) || !(predicted > 0) || !std::isfinite(predicted)) return;
     Leads& leads = keys_[key];
     if (s.text_view(8) == "default") leads.baseline = {measured, predicted};
-    else leads.others.push_back({measured, predicted});
+    else leads.others.push_back({s.integer(0), measured, predicted});
   }
 
   // log(measured / default's) - log(predicted / default's), per other record near the
@@ -400,22 +400,37 @@ class LeadTally {
     const auto it = keys_.find(key);
     std::vector<float> out;
     if (it == keys_.end() || !it->second.baseline) return out;
-    const auto [base_measured, base_predicted] = *it->second.baseline;
     double best = std::numeric_limits<double>::infinity();
-    for (const auto& [measured, predicted] : it->second.others) best = std::min(best, measured);
-    for (const auto& [measured, predicted] : it->second.others)
-      if (measured <= kNearBest * best)
-        out.push_back(static_cast<float>(std::log(measured / base_measured) - std::log(predicted / base_predicted)));
+    for (const Other& o : it->second.others) best = std::min(best, o.measured);
+    for (const Other& o : it->second.others)
+      if (o.measured <= kNearBest * best) out.push_back(error(o, *it->second.baseline));
     return out;
+  }
+
+  // The error of row `id` of `key` alone (BestConfigs::Entry::own_lead_error); none for
+  // the default's row, or without one.
+  std::optional<float> error_of(const BestScan::Key& key, int64_t id) const {
+    const auto it = keys_.find(key);
+    if (it == keys_.end() || !it->second.baseline) return std::nullopt;
+    for (const Other& o : it->second.others)
+      if (o.id == id) return error(o, *it->second.baseline);
+    return std::nullopt;
   }
 
   static constexpr double kNearBest = 1.05;
 
  private:
+  struct Other {
+    int64_t id;
+    double measured, predicted;
+  };
   struct Leads {
     std::optional<std::pair<double, double>> baseline;  // measured, predicted
-    std::vector<std::pair<double, double>> others;
+    std::vector<Other> others;
   };
+  static float error(const Other& o, const std::pair<double, double>& baseline) {
+    return static_cast<float>(std::log(o.measured / baseline.first) - std::log(o.predicted / baseline.second));
+  }
   std::unordered_map<BestScan::Key, Leads, BestScan::KeyHash> keys_;
 };
 
@@ -697,7 +712,8 @@ BestConfigs TuningDb::best_configs() {
     }
     if (config->second == kAbsent) return;
     out.entries.push_back({workload, config->second, target, scan.backends()[r.backend], r.versions,
-                           leads.errors({r.workload_id, r.target, r.backend})});
+                           leads.errors({r.workload_id, r.target, r.backend}),
+                           leads.error_of({r.workload_id, r.target, r.backend}, r.id)});
   });
   return out;
 }

@@ -61,6 +61,10 @@ struct BestConfigs {
     // model promised more than was measured.
     // Empty without the default's record. What the lookup's margin is learned from.
     std::vector<float> lead_errors = {};
+    // The same error for this entry's own record: how much more the model promised for
+    // this config at this shape than was measured. None for the default's record, or
+    // without one. What a transfer corrects the config's predicted time with.
+    std::optional<float> own_lead_error = {};
   };
   struct TargetId {
     std::string name;

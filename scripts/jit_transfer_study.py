@@ -3,8 +3,11 @@
 
 For each family (an op with one dynamic dim, the others fixed: M of a matmul, softmax
 or norm, the sequence M of a batch_matmul, the batch of a flash_attention decode), the
-powers of two of that dim up to the family's largest size are tuned into a bucket
-database with `pto-tune batch`; then for each size between the buckets the script asks `pto-tune lookup` what
+buckets of that dim up to the family's largest size are tuned into a bucket database
+with `pto-tune batch`: the powers of two (--buckets pow2), or the sizes `pto-tune plan`
+chose for a --max-loss bound (--buckets plan: its batch files, run by batch into a
+database of their own, as a release would ship them; a studied size that the plan made a
+bucket is left out, it is not between buckets); then for each size between the buckets the script asks `pto-tune lookup` what
 the JIT would serve from that database, simulates the served config and the op's
 default with `pto-tune run`, and tunes the size itself (into a separate database, so
 that the lookup never sees it) for the best a search finds. Everything is simulated
@@ -14,7 +17,8 @@ that the lookup never sees it) for the best a search finds. Everything is simula
                  and the served configs (1.0: the lookup served what a search finds)
     vs default = served time / default time (<= 1.01: never more than 1 % slower)
 for each lookup margin in --margins (the lookup's --transfer-margin; "learned": none
-given, so each family's margin is learned from its records).
+given, so each family's margin is learned from its records; a "/raw" suffix ranks the
+neighbours' configs without their measured lead errors, --no-lead-correction).
 
 Usage:
     scripts/jit_transfer_study.py --pto-tune build/cli/pto-tune --work /tmp/jit_study \\
@@ -58,6 +62,23 @@ def simulated_ns(tool, op, shapes, target, extra, config=None):
     return json.loads(pto(args, tool))["time_ns"]
 
 
+def plan(tool, a, op, template, largest, attrs, batch_file):
+    """The buckets `pto-tune plan` chooses for one family; its batch file's lines go to `batch_file`."""
+    name = f"{op}_{template.replace(',', '_').replace('{}', 'D')}"
+    out = os.path.join(a.work, f"plan_{name}.txt")
+    extra = ["--attrs", attrs] if attrs else []
+    print(f"planning {op} {template.format(f'1..{largest}')}", file=sys.stderr)
+    result = json.loads(pto(["plan", "--op", op, "--shapes", template.format(f"1..{largest}"), "--max-loss", a.max_loss,
+                             "--target", a.target, "--backend", "sim", "--budget", str(a.budget), "--max-tunes",
+                             str(a.max_tunes), "--db", os.path.join(a.work, "plan.db"), "--out", out, "--json"] + extra,
+                            tool))
+    print(f"  buckets {[b['size'] for b in result['buckets']]}, {result['tunes']} tunes, "
+          f"bound met: {result['bound_met']}", file=sys.stderr)
+    with open(out) as f:
+        batch_file.write(f.read())
+    return [b["size"] for b in result["buckets"]]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pto-tune", default="build/cli/pto-tune")
@@ -65,24 +86,33 @@ def main():
     p.add_argument("--target", default="ascend910b1")
     p.add_argument("--budget", type=int, default=32, help="measurements per tune (buckets and the sizes between)")
     p.add_argument("--max-m", type=int, default=8192, help="the largest M: buckets are the powers of two up to it")
-    p.add_argument("--margins", default="learned,3%,0",
+    p.add_argument("--margins", default="learned,learned/raw,0",
                    help="the lookup's --transfer-margin values to compare; learned: none given (each op's own)")
+    p.add_argument("--buckets", choices=["pow2", "plan"], default="pow2",
+                   help="the buckets: the powers of two, or those `pto-tune plan` chooses for --max-loss")
+    p.add_argument("--max-loss", default="2%", help="with --buckets plan: the plan's bound")
+    p.add_argument("--max-tunes", type=int, default=40, help="with --buckets plan: its tune limit per family")
     a = p.parse_args()
     tool = a.pto_tune
     os.makedirs(a.work, exist_ok=True)
     buckets_db, best_db = os.path.join(a.work, "buckets.db"), os.path.join(a.work, "best.db")
     batch = os.path.join(a.work, "buckets.txt")
     families = [(op, shapes, min(largest, a.max_m), attrs) for op, shapes, largest, attrs in FAMILIES]
+    buckets = {}  # (op, template) -> the sizes tuned
     with open(batch, "w") as f:
         for op, shapes, largest, attrs in families:
-            f.write(f"{op} {shapes.format(f'1..{largest}:pow2')} fp16 {attrs}\n")
+            if a.buckets == "pow2":
+                f.write(f"{op} {shapes.format(f'1..{largest}:pow2')} fp16 {attrs}\n")
+                buckets[op, shapes] = [1 << i for i in range(largest.bit_length())]
+            else:
+                buckets[op, shapes] = plan(tool, a, op, shapes, largest, attrs, f)
     print(f"tuning the buckets ({batch})", file=sys.stderr)
     pto(["batch", batch, "--target", a.target, "--backend", "sim", "--budget", str(a.budget), "--db", buckets_db], tool)
 
     margins = a.margins.split(",")
     rows = []
     for op, template, largest, attrs in families:
-        for m in [m for m in BETWEEN if m < largest]:
+        for m in [m for m in BETWEEN if m < largest and m not in buckets[op, template]]:
             shapes = template.format(m)
             extra = ["--attrs", attrs] if attrs else []
             tuned = json.loads(pto(["tune", "--op", op, "--shapes", shapes, "--target", a.target, "--backend", "sim",
@@ -90,7 +120,8 @@ def main():
             default_ns = simulated_ns(tool, op, shapes, a.target, extra)
             row = {"op": op, "shapes": shapes, "attrs": attrs, "default_ns": default_ns, "tuned_ns": tuned["best"]["simulated_ns"]}
             for margin in margins:
-                given = [] if margin == "learned" else ["--transfer-margin", margin]
+                value, _, raw = margin.partition("/")
+                given = ([] if value == "learned" else ["--transfer-margin", value]) + (["--no-lead-correction"] if raw else [])
                 served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend",
                                          "sim", "--db", buckets_db, "--json"] + given + extra, tool))
                 row[margin] = {"source": served["source"], "reason": served.get("reason", ""),
@@ -104,7 +135,8 @@ def main():
             print(f"{op} {shapes}: " + ", ".join(f"margin {x}: {row[x]['source']} quality {row[x]['quality']:.3f} "
                                                  f"vs default {row[x]['vs_default']:.3f}" for x in margins),
                   file=sys.stderr)
-    summary = {"shapes": len(rows), "budget": a.budget, "max_m": a.max_m, "target": a.target, "margins": {}}
+    summary = {"shapes": len(rows), "budget": a.budget, "max_m": a.max_m, "target": a.target,
+               "buckets": {f"{op} {template}": sizes for (op, template), sizes in buckets.items()}, "margins": {}}
     for margin in margins:
         q = [r[margin]["quality"] for r in rows]
         summary["margins"][margin] = {

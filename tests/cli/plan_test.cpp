@@ -23,26 +23,34 @@ const std::string kPlan = "plan --op matmul --shapes 1..512,4096,4096 --target a
 TEST(PlanCli, SplitsWhereTheMidpointLosesMoreThanTheBoundAndWritesABatchFileThatBatchRuns) {
   const TempDir dir("plan");
   const std::string db = quoted(dir.str() + "/t.db"), out = dir.str() + "/buckets.txt";
-  const Result r = pto_tune(kPlan + " --max-loss 2% --max-tunes 10 --json --db " + db + " --out " + quoted(out));
+  const Result r = pto_tune(kPlan + " --max-loss 2% --max-tunes 20 --json --db " + db + " --out " + quoted(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json plan = json::parse(r.out);
   std::set<int64_t> buckets;
   for (const json& b : plan["buckets"]) buckets.insert(b["size"].get<int64_t>());
   EXPECT_TRUE(buckets.count(1) && buckets.count(512)) << r.out;
-  std::set<int64_t> split_at = {1, 512};
+  std::set<int64_t> split_at = {1, 512}, checked = {1, 512};
   for (const json& c : plan["checks"]) {
     const double loss = c["loss"].get<double>(), served = c["served_ns"].get<double>(), tuned = c["tuned_ns"].get<double>();
     const int64_t lo = c["interval"][0], hi = c["interval"][1], mid = c["size"];
     EXPECT_LT(lo, mid);
     EXPECT_LT(mid, hi);
-    EXPECT_TRUE(buckets.count(lo) && buckets.count(hi)) << c;  // an interval lies between buckets
+    // An interval lies between sizes checked before it: buckets, or a midpoint within
+    // the bound of an interval over two octaves wide, checked again in its halves.
+    EXPECT_TRUE(checked.count(lo) && checked.count(hi)) << c;
+    checked.insert(mid);
     EXPECT_DOUBLE_EQ(loss, std::max(0.0, served / tuned - 1)) << c;
     EXPECT_EQ(c["split"].get<bool>(), loss > 0.02) << c;
     if (c["split"].get<bool>()) split_at.insert(mid);
   }
+  // No interval over two octaves was accepted on its midpoint alone.
+  ASSERT_TRUE(plan["bound_met"].get<bool>()) << r.out;
+  std::vector<int64_t> ends(checked.begin(), checked.end());
+  for (size_t i = 0; i + 1 < ends.size(); ++i)
+    EXPECT_LE(double(ends[i + 1]) / double(ends[i]), 4.0 + 1e-9) << ends[i] << ".." << ends[i + 1];
   EXPECT_EQ(buckets, split_at) << "the buckets are the ends and the midpoints that lost more than the bound";
   EXPECT_EQ(plan["tunes"].get<size_t>(), 2 + plan["checks"].size());
-  EXPECT_LE(plan["tunes"].get<int64_t>(), 10);
+  EXPECT_LE(plan["tunes"].get<int64_t>(), 20);
   EXPECT_EQ(plan["bound_met"].get<bool>(), plan["unchecked"].empty());
   EXPECT_EQ(plan["powers_of_two"], 10);
   EXPECT_NE(r.err.find("plan: tuned matmul|1,4096,4096|fp16"), std::string::npos) << r.err;
@@ -59,11 +67,36 @@ TEST(PlanCli, SplitsWhereTheMidpointLosesMoreThanTheBoundAndWritesABatchFileThat
   EXPECT_EQ(json::parse(batch.out)["workloads"]["skipped"].get<size_t>(), buckets.size()) << batch.out;
 
   // The same plan again measures nothing new and gives the same buckets, as text.
-  const Result again = pto_tune(kPlan + " --max-loss 2% --max-tunes 10 --db " + db);
+  const Result again = pto_tune(kPlan + " --max-loss 2% --max-tunes 20 --db " + db);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   std::string sizes;
   for (int64_t size : buckets) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
   EXPECT_NE(again.out.find("buckets: " + sizes + " (" + std::to_string(buckets.size())), std::string::npos) << again.out;
+}
+
+// A check asks what the JIT will serve from a release holding the buckets tuned so far:
+// the lookup on a database of the two ends alone, tuned as the plan tunes them (the
+// learned margin and each neighbour's lead correction come from those records), serves
+// the same config for the same reason. The plan's own database, which also holds the
+// midpoint it tuned, must not be what it asks.
+TEST(PlanCli, ACheckServesWhatTheLookupOfAReleaseOfTheBucketsServes) {
+  const TempDir dir("plan_release");
+  const std::string job = " --target ascend910b1 --backend sim --budget 16";
+  const Result r = pto_tune("plan --op matmul --shapes 91..863,4096,11008 --max-loss 2% --max-tunes 3 --json" + job +
+                            " --db " + quoted(dir.str() + "/plan.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json check = json::parse(r.out)["checks"].at(0);
+  const std::string release = quoted(dir.str() + "/release.db");
+  for (const char* end : {"91", "863"})
+    ASSERT_EQ(pto_tune(std::string("tune --op matmul --shapes ") + end + ",4096,11008" + job + " --db " + release).exit_code, 0);
+  const Result served = pto_tune("lookup --op matmul --shapes " + std::to_string(check["size"].get<int64_t>()) +
+                                 ",4096,11008 --target ascend910b1 --backend sim --json --db " + release);
+  ASSERT_EQ(served.exit_code, 0) << served.err;
+  const json lookup = json::parse(served.out);
+  ASSERT_FALSE(lookup["reason"].get<std::string>().empty()) << "a transfer ranking is what the check compares";
+  EXPECT_EQ(check["served_config"], lookup["config"]) << check << "\n" << lookup;
+  EXPECT_NE(check["served"].get<std::string>().find(lookup["reason"].get<std::string>()), std::string::npos)
+      << check << "\n" << lookup;
 }
 
 TEST(PlanCli, ATuneLimitLeavesIntervalsUncheckedAndSaysSo) {
