@@ -92,12 +92,19 @@ def main():
                    help="the buckets: the powers of two, or those `pto-tune plan` chooses for --max-loss")
     p.add_argument("--max-loss", default="2%", help="with --buckets plan: the plan's bound")
     p.add_argument("--max-tunes", type=int, default=40, help="with --buckets plan: its tune limit per family")
+    p.add_argument("--families", default="",
+                   help="only the families whose 'op shapes' contain one of these comma-separated words, e.g. batch_matmul")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 when a served config is more than 1 %% slower than the default, or the first margin's "
+                        "geomean quality is under 0.99 or a shape's under 0.95 (the issue's targets)")
     a = p.parse_args()
     tool = a.pto_tune
     os.makedirs(a.work, exist_ok=True)
     buckets_db, best_db = os.path.join(a.work, "buckets.db"), os.path.join(a.work, "best.db")
     batch = os.path.join(a.work, "buckets.txt")
-    families = [(op, shapes, min(largest, a.max_m), attrs) for op, shapes, largest, attrs in FAMILIES]
+    wanted = [w for w in a.families.split(",") if w]
+    families = [(op, shapes, min(largest, a.max_m), attrs) for op, shapes, largest, attrs in FAMILIES
+                if not wanted or any(w in f"{op} {shapes}" for w in wanted)]
     buckets = {}  # (op, template) -> the sizes tuned
     with open(batch, "w") as f:
         for op, shapes, largest, attrs in families:
@@ -148,6 +155,15 @@ def main():
         }
     json.dump({"summary": summary, "shapes": rows}, sys.stdout, indent=1)
     print()
+    if a.check:
+        first = summary["margins"][margins[0]]
+        failed = [f"{x}: {first[k]} {what}" for k, what, bad in [
+            ("slower_than_default_by_1pct", "served more than 1 % slower than the default", lambda v: v > 0),
+            ("geomean_quality", "geomean quality, under 0.99", lambda v: v < 0.99),
+            ("worst_quality", "worst quality, under 0.95", lambda v: v < 0.95)] if bad(first[k]) for x in [margins[0]]]
+        for f in failed:
+            print(f"check failed, margin {f}", file=sys.stderr)
+        sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
