@@ -17,7 +17,10 @@
 //      dim) whose configs core::analyze finds feasible here, found in a k-d tree over
 //      log2 dims (db/shape_index.h), ranked with the op's default by the cost model for
 //      this shape (calibrated, without the op's stored correction: the margin below is
-//      that model's error): a neighbour's config is served only where the model predicts the
+//      that model's error), each neighbour's time multiplied by what the model misjudged
+//      of that config's lead over the default at the neighbour's own shape, when the
+//      neighbour is within an octave (LookupOptions::correct_by_neighbour_leads): a
+//      neighbour's config is served only where the model predicts the
 //      default slower by more than the family's margin (the model's error on the op,
 //      measured on its records, else LookupOptions::transfer_margin: learn_margin),
 //      else the default, saying why (ConfigChoice::reason). Each config is analyzed once,
