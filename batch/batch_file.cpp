@@ -97,7 +97,7 @@ bool is_override(const std::string& key) {
 
 // The parse so far: the entries, and what each entry line wrote, to drop repeats.
 struct Parsed {
-  size_t max_workloads;
+  size_t max_workloads = kMaxRangeValues;
   BatchFile out;
   std::unordered_set<std::string> seen;
 };
@@ -258,7 +258,8 @@ std::vector<int64_t> expand_dim(const std::string& token, size_t max_values) {
 }
 
 BatchFile parse_batch(const std::string& given, const std::string& name, size_t max_workloads) {
-  Parsed parsed{.max_workloads = max_workloads};
+  Parsed parsed;
+  parsed.max_workloads = max_workloads;
   BatchFile& out = parsed.out;
   // A UTF-8 byte order mark (as some editors save) is not part of the first entry.
   const std::string_view bom = "\xEF\xBB\xBF";
