@@ -390,16 +390,12 @@ struct DbConfigProvider::Index {
     return on_line.empty() ? off_line : on_line;
   }
 
-  // How far (octaves summed over dims) a neighbour's measured lead error still says
-  // something of the model's error at the wanted shape. Farther, the tiling meets
-  // another count of tiles and waves: 492's error applied at 6000,11008,4096 made a
-  // config served there 5 % slower than the default (results/jit_transfer.md).
+  // How far (ShapeIndex::distance: octaves summed over dims) a neighbour's measured
+  // lead error still says something of the model's error at the wanted shape.
+  // Farther, the tiling meets another count of tiles and waves: 492's error applied at
+  // 6000,11008,4096 made a config served there 5 % slower than the default
+  // (results/jit_transfer.md).
   static constexpr double kCorrectionReach = 1;
-  static double octaves_apart(const Shape& a, const Shape& b) {
-    double d = 0;
-    for (size_t i = 0; i < a.size(); ++i) d += std::abs(std::log2(double(a[i]) / double(b[i])));
-    return d;
-  }
 
   // Shapes looked at beyond the first `most` off the line before the walk gives up on
   // finding one on it.
@@ -445,7 +441,7 @@ struct DbConfigProvider::Index {
     std::vector<TransferCandidate> candidates(1);
     const OpDef& op = find_op(w.op);
     for (const Tuned* t : near) {
-      const double k = options.correct_by_neighbour_leads && octaves_apart(shape(*t), w.shape) <= kCorrectionReach
+      const double k = options.correct_by_neighbour_leads && ShapeIndex::distance(shape(*t), w.shape) <= kCorrectionReach
                            ? t->lead_correction
                            : 1.0;
       candidates.push_back({shape(*t), config(*t), predicted.at(t) * k, false, k});

@@ -41,6 +41,12 @@ double ShapeIndex::distance(std::span<const double> log2_a, std::span<const doub
   return sum;
 }
 
+double ShapeIndex::distance(const Shape& a, const Shape& b) {
+  double sum = 0;
+  for (size_t d = 0; d < a.size(); ++d) sum += std::abs(std::log2(double(a[d]) / double(b[d])));
+  return sum;
+}
+
 ShapeIndex::ShapeIndex(size_t rank, std::span<const int64_t> dims) : rank_(rank) {
   if (rank == 0 || dims.size() % rank != 0)
     internal_error("ShapeIndex: " + std::to_string(dims.size()) + " dims are not shapes of rank " + std::to_string(rank));

@@ -42,6 +42,8 @@ class ShapeIndex {
   // The distance the order uses, for shapes of equal rank: also what a brute-force
   // check compares against.
   static double distance(std::span<const double> log2_a, std::span<const double> log2_b);
+  // The same, from the dims of two shapes of equal rank.
+  static double distance(const Shape& a, const Shape& b);
 
  private:
   struct Node {

@@ -27,6 +27,7 @@ std::vector<size_t> scan_order(const std::vector<Shape>& shapes, const Shape& wa
   std::vector<std::pair<double, size_t>> by_distance;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const double d = ShapeIndex::distance(log2_of(shapes[i]), log2_of(wanted));
+    EXPECT_NEAR(ShapeIndex::distance(shapes[i], wanted), d, 1e-9);  // the same metric from dims
     if (d > 0) by_distance.emplace_back(d, i);
   }
   std::sort(by_distance.begin(), by_distance.end(), [&](const auto& a, const auto& b) {
