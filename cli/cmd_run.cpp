@@ -33,13 +33,13 @@ namespace {
 
 std::string format_error(double err) { return format_number("%.3g", err); }
 
-std::string percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
+std::string whole_percent(double fraction) { return std::to_string(std::lround(fraction * 100)) + "%"; }
 
 // "S 0%  MTE1 12%  MTE2 61%  ..." in pipe order.
 std::string pipe_busy(const std::array<double, kNumPipes>& pipes) {
   std::string busy;
   for (int p = 0; p < kNumPipes; ++p)
-    busy += (busy.empty() ? "" : "  ") + std::string(pipe_name(static_cast<Pipe>(p))) + " " + percent(pipes[p]);
+    busy += (busy.empty() ? "" : "  ") + std::string(pipe_name(static_cast<Pipe>(p))) + " " + whole_percent(pipes[p]);
   return busy;
 }
 
@@ -49,7 +49,7 @@ std::vector<std::vector<std::string>> simulator_rows(const sim::SimResult& r, co
                                                      const Target& target) {
   std::vector<std::vector<std::string>> rows = {
       {"time", format_ns(m.stats.median_ns) + " simulated (" + std::to_string(static_cast<int64_t>(r.cycles)) + " cycles)"},
-      {"bound", r.bound + " (" + percent(r.bound_utilisation) + " busy where it ran)"}};
+      {"bound", r.bound + " (" + whole_percent(r.bound_utilisation) + " busy where it ran)"}};
   for (const auto& [core, pipes] : r.pipe_utilisation) {
     // The pipes' mean is over every core of the type; the bound's over the busy ones.
     rows.push_back({std::string("pipes ") + core_type_name(core),

@@ -35,13 +35,19 @@ ProgressBar::~ProgressBar() { finish(); }
 void ProgressBar::update(int64_t done, int64_t planned) {
   if (!enabled_) return;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = "\r" + label_ + " ";
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+  std::string line = "\r";
+  line += label_ + ' ';
   if (planned > 0) {
     const int64_t shown = std::min(done, planned);
     const int filled = static_cast<int>(kBarWidth * shown / planned);
-    line += "[" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') + "] ";
+    line += '[';
+    line += std::string(filled, '#') + std::string(kBarWidth - filled, '.') + "] ";
     line += std::to_string(done) + "/" + std::to_string(planned);
-    if (done > 0 && done < planned) line += "  ETA " + duration(elapsed / static_cast<double>(done) * (planned - done));
+    if (done > 0 && done < planned) {
+      line += "  ETA ";
+      line += duration(elapsed / static_cast<double>(done) * (planned - done));
+    }
   } else {
     line += std::to_string(done);
   }

@@ -39,11 +39,11 @@ constexpr double kDramLatencyNs = 100;
 constexpr double kParallelRegionNs = 2000;  // an OpenMP fork/join
 
 #if defined(__AVX512F__)
-constexpr int kSimdBytes = 64;
+constexpr int kHostSimdBytes = 64;
 #elif defined(__AVX2__)
-constexpr int kSimdBytes = 32;
+constexpr int kHostSimdBytes = 32;
 #else
-constexpr int kSimdBytes = 16;
+constexpr int kHostSimdBytes = 16;
 #endif
 
 std::optional<std::string> read_first_line(const std::filesystem::path& path) {
@@ -203,7 +203,7 @@ Target host_target(const Caches& caches, int cores, double clock_mhz, int simd_b
 
 Target detect_host_target(const HostSources& sources) {
   return host_target(detect_caches(sources.cache_dir, sources.ask_the_cpu), detect_cores(), detect_clock_mhz(sources),
-                     kSimdBytes,
+                     kHostSimdBytes,
                      "sched_getaffinity; " + sources.cache_dir + "; " + sources.max_freq_khz + " or " + sources.cpuinfo +
                          "; the compiler's SIMD macros");
 }

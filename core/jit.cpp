@@ -68,7 +68,10 @@ const char* config_source_name(ConfigSource s) {
 
 std::string shape_dims(const Shape& s) {
   std::string dims;
-  for (int64_t d : s) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+  for (int64_t d : s) {  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "," + std::string&&
+    if (!dims.empty()) dims += ',';
+    dims += std::to_string(d);
+  }
   return dims;
 }
 

@@ -105,7 +105,7 @@ struct OperandNamer {
   }
 };
 
-std::string format_scalar(double v) {
+std::string listing_scalar(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
@@ -127,7 +127,7 @@ std::string instr_text(const Instr& in, const OperandNamer& namer) {
   std::vector<std::string> args;
   for (const Operand& s : in.src) args.push_back(namer.name(s));
   if (in.scalar) {
-    const std::string s = format_scalar(*in.scalar);
+    const std::string s = listing_scalar(*in.scalar);
     args.insert(in.scalar_first ? args.begin() : args.end(), s);
   }
   for (size_t i = 0; i < args.size(); ++i) {

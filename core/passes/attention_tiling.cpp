@@ -13,6 +13,7 @@
 #include "core/passes/combine_kernel.h"
 #include "core/passes/cube_layout.h"
 #include "core/passes/gm_tensors.h"
+#include "core/passes/number_text.h"
 #include "core/passes/resolve_config.h"
 #include "core/passes/ub_allocation.h"
 #include "core/passes/vector_body.h"
@@ -21,8 +22,6 @@ namespace pto::passes {
 namespace {
 
 constexpr const char* kStages[] = {"c1", "v1", "c2", "v2"};
-
-std::string num(int64_t v) { return std::to_string(v); }
 
 CubeTile stage_cube(const ResolvedConfig& rc, const char* stage) {
   const auto it = rc.stages.find(stage);

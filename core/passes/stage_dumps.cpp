@@ -4,11 +4,10 @@
 #include <algorithm>
 
 #include "core/passes/block_partition.h"
+#include "core/passes/number_text.h"
 
 namespace pto::passes {
 namespace {
-
-std::string num(int64_t v) { return std::to_string(v); }
 
 std::string node_list(const TensorGraph& g, const std::vector<NodeId>& nodes) {
   std::string out;

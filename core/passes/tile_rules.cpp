@@ -4,11 +4,11 @@
 #include <algorithm>
 
 #include "core/passes/cube_layout.h"
+#include "core/passes/number_text.h"
 
 namespace pto::passes {
 namespace {
 
-std::string num(int64_t v) { return std::to_string(v); }
 std::string eq(const char* name, int64_t v) { return std::string(name) + "=" + num(v); }
 std::string bytes_of(DType t) { return num(dtype_size(t)) + " B"; }
 

@@ -11,14 +11,14 @@
 namespace pto::runtime {
 namespace {
 
-constexpr int64_t kChunk = 256;
+constexpr int64_t kCopyChunk = 256;
 
 template <typename LaneT>
 void convert_row(char* dst, DType to, int64_t dst_stride, const char* src, DType from,
                  int64_t src_stride, int64_t n, bool accumulate) {
-  LaneT tmp[kChunk];
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t len = std::min(kChunk, n - start);
+  LaneT tmp[kCopyChunk];
+  for (int64_t start = 0; start < n; start += kCopyChunk) {
+    const int64_t len = std::min(kCopyChunk, n - start);
     load_row(tmp, src + start * src_stride * dtype_size(from), from, src_stride, len);
     store_row(dst + start * dst_stride * dtype_size(to), to, dst_stride, tmp, len, accumulate);
   }

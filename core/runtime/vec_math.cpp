@@ -21,7 +21,7 @@
 namespace pto::runtime {
 namespace {
 
-constexpr int64_t kChunk = 64;
+constexpr int64_t kMathChunk = 64;
 constexpr double kLn2 = 0.6931471805599453094;
 constexpr double kLog2e = 1.4426950408889634074;
 constexpr double kTwoOverSqrtPi = 1.1283791670955125739;
@@ -161,10 +161,10 @@ inline float no_specials(float, float r) { return r; }
 
 template <double (*Fn)(double), float (*Specials)(float, float) = no_specials>
 void rows_through_f64(float* dst, const float* src, int64_t n) {
-  float in[kChunk], out[kChunk];  // dst may alias src
-  double buf[kChunk];
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t len = std::min(kChunk, n - start);
+  float in[kMathChunk], out[kMathChunk];  // dst may alias src
+  double buf[kMathChunk];
+  for (int64_t start = 0; start < n; start += kMathChunk) {
+    const int64_t len = std::min(kMathChunk, n - start);
     std::copy(src + start, src + start + len, in);
     for (int64_t i = 0; i < len; ++i) buf[i] = in[i];
     for (int64_t i = 0; i < len; ++i) buf[i] = Fn(buf[i]);

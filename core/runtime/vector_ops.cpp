@@ -15,7 +15,7 @@
 namespace pto::runtime {
 namespace {
 
-constexpr int64_t kChunk = 256;
+constexpr int64_t kOpsChunk = 256;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 bool is_copy_kind(OpKind op) {
@@ -85,9 +85,9 @@ void unary_f32(const View& dst, const Dims& extent, const View& a, RowFn fn) {
       for (int64_t i = 0; i < n; ++i) d[i * s[0]] = v;
       return;
     }
-    float tmp[kChunk];
-    for (int64_t start = 0; start < n; start += kChunk) {
-      const int64_t len = std::min(kChunk, n - start);
+    float tmp[kOpsChunk];
+    for (int64_t start = 0; start < n; start += kOpsChunk) {
+      const int64_t len = std::min(kOpsChunk, n - start);
       for (int64_t i = 0; i < len; ++i) tmp[i] = x[(start + i) * s[1]];
       fn(tmp, tmp, len);
       for (int64_t i = 0; i < len; ++i) d[(start + i) * s[0]] = tmp[i];

@@ -28,20 +28,27 @@ struct Call {
   std::optional<measure::ExternalAnswer> failure;
 };
 
+measure::ExternalAnswer failed(measure::Status status, std::string message) {
+  measure::ExternalAnswer answer;
+  answer.status = status;
+  answer.message = std::move(message);
+  return answer;
+}
+
 Call call_once(py::handle fn, const py::object& config) {
   try {
     py::object result = fn(config);
     if (!py::isinstance<py::float_>(result) && !py::isinstance<py::int_>(result))
-      return {0, measure::ExternalAnswer{measure::Status::RUNTIME_ERROR, {},
-                                         "measure function returned " + py::repr(result).cast<std::string>() +
-                                             ", not a number of seconds"}};
+      return {0, failed(measure::Status::RUNTIME_ERROR, "measure function returned " +
+                                                            py::repr(result).cast<std::string>() +
+                                                            ", not a number of seconds")};
     return {result.cast<double>(), std::nullopt};
   } catch (py::error_already_set& e) {
     // Ctrl-C inside fn: this candidate fails, and the interrupt stays pending so that the
     // tuner's poll (tune.cpp) stops the job.
     if (e.matches(PyExc_KeyboardInterrupt)) PyErr_SetInterrupt();
     const auto status = e.matches(PyExc_TimeoutError) ? measure::Status::TIMEOUT : measure::Status::RUNTIME_ERROR;
-    return {0, measure::ExternalAnswer{status, {}, std::string("measure function raised ") + e.what()}};
+    return {0, failed(status, std::string("measure function raised ") + e.what())};
   }
 }
 
