@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -373,22 +374,60 @@ struct DbConfigProvider::Index {
   // (an LLM matmul's M) varies alone, and a config tuned for another N or K solves
   // another problem, where the model's error is larger (results/jit_transfer.md: at
   // 6000,4096,11008 the config of 8192,4096,4096 was predicted 35 % faster than the
-  // default and simulated 6 % slower). The walk past the first `most` shapes off the
-  // line is bounded, so that a large family costs a lookup no more than a few dozen.
+  // default and simulated 6 % slower). On the line, the nearest shape on each side of
+  // this one is among them, one more than `most` where the nearest `most` lie on one
+  // side: the buckets below a size are often far sparser than those above it, and the
+  // smaller bucket's tiling, re-cut, can be the one that fits (48,11008,4096: M = 1's,
+  // re-cut, is 1.3 % off its tuned best, the four nearest buckets above it 6 %;
+  // results/jit_transfer.md). The walk past the first `most` shapes is bounded, so that
+  // a large family costs a lookup no more than a few dozen.
   template <typename Fits>
   std::vector<const Tuned*> neighbours(const Family& f, const Shape& wanted, size_t most, bool on_line_first,
                                        Fits&& fits) const {
     std::vector<const Tuned*> on_line, off_line;
     if (!f.shapes) return on_line;
+    LineSides sides(wanted);
     size_t walked = 0;
     f.shapes->nearest(wanted, [&](size_t i) {
       const Tuned& t = tuned[f.members[i]];
-      std::vector<const Tuned*>& found = !on_line_first || on_line_with(shape(t), wanted) ? on_line : off_line;
-      if (found.size() < most && fits(t)) found.push_back(&t);
-      return on_line.size() >= most || (off_line.size() >= most && ++walked > kOffLineWalk);
+      const bool line = !on_line_first || on_line_with(shape(t), wanted);
+      std::vector<const Tuned*>& found = line ? on_line : off_line;
+      const bool by_side = on_line_first && line;
+      const bool wanted_here = found.size() < most || (by_side && found.size() == most && sides.missing(shape(t)));
+      if (wanted_here && fits(t)) {
+        found.push_back(&t);
+        if (by_side) sides.add(shape(t));
+      }
+      const bool done = on_line.size() > most || (on_line.size() == most && (!on_line_first || sides.both_seen()));
+      return done || ((on_line.size() >= most || off_line.size() >= most) && ++walked > kOffLineWalk);
     });
     return on_line.empty() ? off_line : on_line;
   }
+
+  // Which sides of a wanted shape the shapes on lines through it lie on, per dim.
+  class LineSides {
+   public:
+    explicit LineSides(const Shape& wanted) : wanted_(wanted) {}
+    void add(const Shape& s) { seen_.insert(side(s)); }
+    // Whether `s` (on a line through the wanted shape) lies on a side of its dim that no
+    // added shape does, while the other side has one.
+    bool missing(const Shape& s) const {
+      const auto [dim, below] = side(s);
+      return !seen_.contains({dim, below}) && seen_.contains({dim, !below});
+    }
+    // Whether every dim an added shape differs in has shapes on both of its sides.
+    bool both_seen() const {
+      return std::all_of(seen_.begin(), seen_.end(), [&](const auto& x) { return seen_.contains({x.first, !x.second}); });
+    }
+
+   private:
+    std::pair<size_t, bool> side(const Shape& s) const {
+      const size_t dim = sole_difference(s, wanted_).value_or(0);
+      return {dim, s[dim] < wanted_[dim]};
+    }
+    const Shape& wanted_;
+    std::set<std::pair<size_t, bool>> seen_;
+  };
 
   // How far (ShapeIndex::distance: octaves summed over dims) a neighbour's measured
   // lead error still says something of the model's error at the wanted shape.

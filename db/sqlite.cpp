@@ -43,6 +43,7 @@ std::string file_uri(const std::string& path, const char* query) {
 }  // namespace
 
 bool SqliteError::corrupt() const { return (code_ & 0xff) == SQLITE_CORRUPT || (code_ & 0xff) == SQLITE_NOTADB; }
+bool SqliteError::not_a_database() const { return (code_ & 0xff) == SQLITE_NOTADB; }
 bool SqliteError::busy() const { return (code_ & 0xff) == SQLITE_BUSY || (code_ & 0xff) == SQLITE_LOCKED; }
 
 Connection::Connection(const std::string& path, Mode mode, int busy_timeout_ms) : path_(path) {

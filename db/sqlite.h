@@ -27,6 +27,8 @@ class SqliteError : public Error {
   SqliteError(ErrorCategory category, const std::string& message, int code) : Error(category, message), code_(code) {}
   // SQLITE_CORRUPT or SQLITE_NOTADB: what SQLite read of the file is damaged.
   bool corrupt() const;
+  // SQLITE_NOTADB: the file does not start as a SQLite database does.
+  bool not_a_database() const;
   // SQLITE_BUSY or SQLITE_LOCKED: another connection held what this one needed.
   bool busy() const;
 

@@ -12,7 +12,6 @@
 #include <ctime>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -62,19 +61,14 @@ bool read_only(const fs::path& path) {
   return ::access(path.c_str(), W_OK) != 0 || (p & fs::perms::owner_write) == fs::perms::none;
 }
 
-// The checks that need no SQLite: a non-empty file must start with SQLite's magic,
-// and a file that will be written must be writable, as must its folder (WAL files
-// live beside it).
+// The checks that need no SQLite: the file must be readable, and a file that will be
+// written must be writable, as must its folder (WAL files live beside it). Its bytes
+// are read by SQLite alone (validated_version): this process may hold SQLite's locks on
+// the file through another connection, and POSIX drops every lock a process holds on a
+// file when it closes any descriptor of it (sqlite.org/howtocorrupt.html, 2.2).
 void check_existing_file(const std::string& path, OpenMode mode) {
   std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) db_error(path, "cannot be read: " + ec.message());
-  if (size > 0) {
-    char magic[16] = {};
-    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
-    if (std::string(magic, sizeof magic) != std::string("SQLite format 3\0", 16))
-      db_error(path, "is not a SQLite database: left unchanged");
-  }
+  if (fs::file_size(path, ec) == static_cast<std::uintmax_t>(-1)) db_error(path, "cannot be read: " + ec.message());
   if (mode == OpenMode::ReadOnly) return;
   if (read_only(path)) db_error(path, "is read-only: cannot store records in it");
 }
@@ -142,7 +136,10 @@ int validated_version(const std::string& path) {
       return version;
     } catch (const SqliteError& e) {
       if (!e.corrupt()) throw;
-      if (live || attempt == kCorruptReadTries) db_error(path, "is corrupt: left unchanged (" + std::string(e.what()) + ")");
+      if (live || attempt == kCorruptReadTries) {
+        if (e.not_a_database()) db_error(path, "is not a SQLite database: left unchanged");
+        db_error(path, "is corrupt: left unchanged (" + std::string(e.what()) + ")");
+      }
     }
     back_off(attempt);
   }

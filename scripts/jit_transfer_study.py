@@ -31,6 +31,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 
 # (op, shapes with {} for the dynamic dim, its largest size, attrs): the buckets are
 # the powers of two up to the largest size (--max-m caps it), the sizes studied those of
@@ -79,29 +80,66 @@ def plan(tool, a, op, template, largest, attrs, batch_file):
     return [b["size"] for b in result["buckets"]]
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--pto-tune", default="build/cli/pto-tune")
-    p.add_argument("--work", default="/tmp/jit_transfer_study", help="folder for the databases and the batch file")
-    p.add_argument("--target", default="ascend910b1")
-    p.add_argument("--budget", type=int, default=32, help="measurements per tune (buckets and the sizes between)")
-    p.add_argument("--max-m", type=int, default=8192, help="the largest M: buckets are the powers of two up to it")
-    p.add_argument("--margins", default="learned,learned/raw,0",
-                   help="the lookup's --transfer-margin values to compare; learned: none given (each op's own)")
-    p.add_argument("--buckets", choices=["pow2", "plan"], default="pow2",
-                   help="the buckets: the powers of two, or those `pto-tune plan` chooses for --max-loss")
-    p.add_argument("--max-loss", default="2%", help="with --buckets plan: the plan's bound")
-    p.add_argument("--max-tunes", type=int, default=40, help="with --buckets plan: its tune limit per family")
-    p.add_argument("--families", default="",
-                   help="only the families whose 'op shapes' contain one of these comma-separated words, e.g. batch_matmul")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 when a served config is more than 1 %% slower than the default, or the first margin's "
-                        "geomean quality is under 0.99 or a shape's under 0.95 (the issue's targets)")
-    a = p.parse_args()
-    tool = a.pto_tune
-    os.makedirs(a.work, exist_ok=True)
-    buckets_db, best_db = os.path.join(a.work, "buckets.db"), os.path.join(a.work, "best.db")
-    batch = os.path.join(a.work, "buckets.txt")
+def served_rows(tool, a, op, shapes, attrs, buckets_db, margins):
+    """What the lookup serves `shapes` from the bucket database under each margin, simulated."""
+    extra = ["--attrs", attrs] if attrs else []
+    row = {}
+    for margin in margins:
+        value, _, raw = margin.partition("/")
+        given = ([] if value == "learned" else ["--transfer-margin", value]) + (["--no-lead-correction"] if raw else [])
+        served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend", "sim",
+                                 "--db", buckets_db, "--json"] + given + extra, tool))
+        row[margin] = {"source": served["source"], "reason": served.get("reason", ""),
+                       "served_ns": simulated_ns(tool, op, shapes, a.target, extra, served["config"])}
+    return row
+
+
+def scored(row, margins):
+    """`row` with its best and each margin's quality and ratio to the default."""
+    # The best config anyone measured for the shape (the tuner never loses to the default).
+    row["best_ns"] = min([row["tuned_ns"], row["default_ns"]] + [row[x]["served_ns"] for x in margins])
+    for margin in margins:
+        row[margin]["quality"] = row["best_ns"] / row[margin]["served_ns"]
+        row[margin]["vs_default"] = row[margin]["served_ns"] / row["default_ns"]
+    print(f"{row['op']} {row['shapes']}: " + ", ".join(
+        f"margin {x}: {row[x]['source']} quality {row[x]['quality']:.3f} vs default {row[x]['vs_default']:.3f}"
+        for x in margins), file=sys.stderr)
+    return row
+
+
+def summarized(rows, margins, a, buckets):
+    summary = {"shapes": len(rows), "budget": a.budget, "max_m": a.max_m, "target": a.target,
+               "buckets": buckets, "margins": {}}
+    for margin in margins:
+        q = [r[margin]["quality"] for r in rows]
+        summary["margins"][margin] = {
+            "geomean_quality": math.exp(sum(math.log(x) for x in q) / len(q)),
+            "worst_quality": min(q),
+            "under_0.95": sum(x < 0.95 for x in q),
+            "slower_than_default_by_1pct": sum(r[margin]["vs_default"] > 1.01 for r in rows),
+            "transfers": sum(r[margin]["source"] == "transfer" for r in rows),
+        }
+    return summary
+
+
+def misses(summary, rows, margin, a):
+    """Where the first margin's figures miss the targets (--min-geomean, --min-quality, at most 1 % slower
+    than the default)."""
+    first = summary["margins"][margin]
+    found = []
+    if first["slower_than_default_by_1pct"] > 0:
+        found.append(f"{first['slower_than_default_by_1pct']} served more than 1 % slower than the default")
+    if first["geomean_quality"] < a.min_geomean:
+        found.append(f"geomean quality {first['geomean_quality']:.4f}, under {a.min_geomean}")
+    for r in rows:
+        if r[margin]["quality"] < a.min_quality:
+            found.append(f"{r['op']} {r['shapes']}: quality {r[margin]['quality']:.4f}, under {a.min_quality}")
+    return found
+
+
+def study_rows(tool, a, buckets_db, margins):
+    """Tunes the buckets (powers of two or the planner's), then each size between them."""
+    best_db, batch = os.path.join(a.work, "best.db"), os.path.join(a.work, "buckets.txt")
     wanted = [w for w in a.families.split(",") if w]
     families = [(op, shapes, min(largest, a.max_m), attrs) for op, shapes, largest, attrs in FAMILIES
                 if not wanted or any(w in f"{op} {shapes}" for w in wanted)]
@@ -113,10 +151,7 @@ def main():
                 buckets[op, shapes] = [1 << i for i in range(largest.bit_length())]
             else:
                 buckets[op, shapes] = plan(tool, a, op, shapes, largest, attrs, f)
-    print(f"tuning the buckets ({batch})", file=sys.stderr)
-    pto(["batch", batch, "--target", a.target, "--backend", "sim", "--budget", str(a.budget), "--db", buckets_db], tool)
-
-    margins = a.margins.split(",")
+    tune_buckets(tool, a, batch, buckets_db)
     rows = []
     for op, template, largest, attrs in families:
         for m in [m for m in BETWEEN if m < largest and m not in buckets[op, template]]:
@@ -124,49 +159,83 @@ def main():
             extra = ["--attrs", attrs] if attrs else []
             tuned = json.loads(pto(["tune", "--op", op, "--shapes", shapes, "--target", a.target, "--backend", "sim",
                                     "--budget", str(a.budget), "--db", best_db, "--json"] + extra, tool))
-            default_ns = simulated_ns(tool, op, shapes, a.target, extra)
-            row = {"op": op, "shapes": shapes, "attrs": attrs, "default_ns": default_ns, "tuned_ns": tuned["best"]["simulated_ns"]}
-            for margin in margins:
-                value, _, raw = margin.partition("/")
-                given = ([] if value == "learned" else ["--transfer-margin", value]) + (["--no-lead-correction"] if raw else [])
-                served = json.loads(pto(["lookup", "--op", op, "--shapes", shapes, "--target", a.target, "--backend",
-                                         "sim", "--db", buckets_db, "--json"] + given + extra, tool))
-                row[margin] = {"source": served["source"], "reason": served.get("reason", ""),
-                               "served_ns": simulated_ns(tool, op, shapes, a.target, extra, served["config"])}
-            # The best config anyone measured for the shape (the tuner never loses to the default).
-            row["best_ns"] = min([row["tuned_ns"], default_ns] + [row[x]["served_ns"] for x in margins])
-            for margin in margins:
-                row[margin]["quality"] = row["best_ns"] / row[margin]["served_ns"]
-                row[margin]["vs_default"] = row[margin]["served_ns"] / default_ns
-            rows.append(row)
-            print(f"{op} {shapes}: " + ", ".join(f"margin {x}: {row[x]['source']} quality {row[x]['quality']:.3f} "
-                                                 f"vs default {row[x]['vs_default']:.3f}" for x in margins),
-                  file=sys.stderr)
-    summary = {"shapes": len(rows), "budget": a.budget, "max_m": a.max_m, "target": a.target,
-               "buckets": {f"{op} {template}": sizes for (op, template), sizes in buckets.items()}, "margins": {}}
-    for margin in margins:
-        q = [r[margin]["quality"] for r in rows]
-        summary["margins"][margin] = {
-            "geomean_quality": math.exp(sum(math.log(x) for x in q) / len(q)),
-            "worst_quality": min(q),
-            "under_0.95": sum(x < 0.95 for x in q),
-            "slower_than_default_by_1pct": sum(r[margin]["vs_default"] > 1.01 for r in rows),
-            "transfers": sum(r[margin]["source"] == "transfer" for r in rows),
-        }
+            row = {"op": op, "shapes": shapes, "attrs": attrs,
+                   "default_ns": simulated_ns(tool, op, shapes, a.target, extra),
+                   "tuned_ns": tuned["best"]["simulated_ns"]}
+            row.update(served_rows(tool, a, op, shapes, attrs, buckets_db, margins))
+            rows.append(scored(row, margins))
+    return rows, {f"{op} {template}": sizes for (op, template), sizes in buckets.items()}
+
+
+def replay_rows(tool, a, buckets_db, margins):
+    """Tunes the buckets a study recorded (--replay) and asks the lookup again for each of its shapes,
+    scored against the best the study's tunes found."""
+    with open(a.replay) as f:
+        recorded = json.load(f)
+    a.budget, a.max_m, a.target = (recorded["summary"][k] for k in ("budget", "max_m", "target"))
+    attrs_of = {(op, template): attrs for op, template, _, attrs in FAMILIES}
+    batch = os.path.join(a.work, "buckets.txt")
+    with open(batch, "w") as f:
+        for family, sizes in recorded["summary"]["buckets"].items():
+            op, template = family.split(" ")
+            for size in sizes:
+                f.write(f"{op} {template.format(size)} fp16 {attrs_of[op, template]}\n")
+    tune_buckets(tool, a, batch, buckets_db)
+    rows = []
+    for old in recorded["shapes"]:
+        op, shapes, attrs = old["op"], old["shapes"], old["attrs"]
+        extra = ["--attrs", attrs] if attrs else []
+        row = {"op": op, "shapes": shapes, "attrs": attrs, "default_ns": simulated_ns(tool, op, shapes, a.target, extra),
+               "tuned_ns": old["best_ns"]}
+        row.update(served_rows(tool, a, op, shapes, attrs, buckets_db, margins))
+        rows.append(scored(row, margins))
+    return rows, recorded["summary"]["buckets"]
+
+
+def tune_buckets(tool, a, batch, buckets_db):
+    print(f"tuning the buckets ({batch})", file=sys.stderr)
+    pto(["batch", batch, "--target", a.target, "--backend", "sim", "--budget", str(a.budget), "--db", buckets_db], tool)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pto-tune", default="build/cli/pto-tune")
+    p.add_argument("--work", default="", help="folder for the databases and the batch file (default: a temporary one)")
+    p.add_argument("--target", default="ascend910b1")
+    p.add_argument("--budget", type=int, default=32, help="measurements per tune (buckets and the sizes between)")
+    p.add_argument("--max-m", type=int, default=8192, help="the largest M: buckets are the powers of two up to it")
+    p.add_argument("--margins", default="learned,learned/raw,0",
+                   help="the lookup's --transfer-margin values to compare; learned: none given (each op's own)")
+    p.add_argument("--buckets", choices=["pow2", "plan"], default="pow2",
+                   help="the buckets: the powers of two, or those `pto-tune plan` chooses for --max-loss")
+    p.add_argument("--max-loss", default="2%", help="with --buckets plan: the plan's bound")
+    p.add_argument("--max-tunes", type=int, default=40, help="with --buckets plan: its tune limit per family")
+    p.add_argument("--families", default="",
+                   help="only the families whose 'op shapes' contain one of these comma-separated words, e.g. batch_matmul")
+    p.add_argument("--replay", default="",
+                   help="a study's JSON output: tune its buckets again and score what the lookup serves its shapes "
+                        "against the best its tunes found (target, budget and buckets from the file; no tunes "
+                        "between buckets, no planning)")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 when a served config is more than 1 %% slower than the default, or the first margin's "
+                        "geomean quality is under --min-geomean or a shape's under --min-quality")
+    p.add_argument("--min-geomean", type=float, default=0.99, help="with --check (the issue's target: 0.99)")
+    p.add_argument("--min-quality", type=float, default=0.95, help="with --check, each shape (the issue's target: 0.95)")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        a.work = a.work or scratch
+        os.makedirs(a.work, exist_ok=True)
+        buckets_db, margins = os.path.join(a.work, "buckets.db"), a.margins.split(",")
+        rows, buckets = (replay_rows if a.replay else study_rows)(a.pto_tune, a, buckets_db, margins)
+    summary = summarized(rows, margins, a, buckets)
     json.dump({"summary": summary, "shapes": rows}, sys.stdout, indent=1)
     print()
     if a.check:
-        first = summary["margins"][margins[0]]
-        misses = []
-        if first["slower_than_default_by_1pct"] > 0:
-            misses.append(f"{first['slower_than_default_by_1pct']} served more than 1 % slower than the default")
-        if first["geomean_quality"] < 0.99:
-            misses.append(f"geomean quality {first['geomean_quality']:.4f}, under 0.99")
-        if first["worst_quality"] < 0.95:
-            misses.append(f"worst quality {first['worst_quality']:.4f}, under 0.95")
-        for miss in misses:
+        found = misses(summary, rows, margins[0], a)
+        for miss in found:
             print(f"check failed, margin {margins[0]}: {miss}", file=sys.stderr)
-        sys.exit(1 if misses else 0)
+        sys.exit(1 if found else 0)
+
 
 if __name__ == "__main__":
     main()

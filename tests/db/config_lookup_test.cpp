@@ -469,6 +469,45 @@ TEST(ConfigLookup, TransferRanksTheNeighboursOnALineThroughTheShapeWhenThereAreA
   EXPECT_EQ(c.from_shape, (Shape{620, 280, 280}));
 }
 
+// On the line, the nearest tuned shape on each side of the wanted one is ranked, one
+// more than transfer_neighbours when the nearest ones lie all on one side; property:
+// random bucket sets and wanted sizes, the candidates against a brute-force choice.
+TEST(ConfigLookup, TheNearestShapeOnEachSideOfTheLineIsRanked) {
+  std::mt19937 rng(29);
+  for (int round = 0; round < 40; ++round) {
+    std::set<int64_t> sizes;
+    const size_t count = std::uniform_int_distribution<size_t>(1, 9)(rng);
+    while (sizes.size() < count) sizes.insert(std::uniform_int_distribution<int64_t>(1, 4096)(rng));
+    std::vector<TuningRecord> records = {tuned("matmul|600,512,256|fp16", kSmall)};  // off the line
+    for (int64_t m : sizes) records.push_back(tuned("matmul|" + std::to_string(m) + ",256,256|fp16", kSmall));
+    LookupOptions options;
+    options.recut_neighbours = false;
+    DbConfigProvider provider(records, options);
+    const int64_t wanted = std::uniform_int_distribution<int64_t>(1, 4096)(rng);
+    if (sizes.contains(wanted)) continue;
+    const LookupExplanation e = provider.explain(Workload{"matmul", {wanted, 256, 256}, DType::F16, {}}, npu());
+    std::vector<int64_t> ranked;
+    for (size_t i = 1; i < e.candidates.size(); ++i) ranked.push_back(e.candidates[i].from_shape->front());
+
+    // Brute force: the nearest transfer_neighbours by |log2 ratio| (ties: the smaller),
+    // then the nearest on the other side when none of them is there.
+    std::vector<int64_t> expected(sizes.begin(), sizes.end());
+    std::stable_sort(expected.begin(), expected.end(), [&](int64_t a, int64_t b) {
+      return std::abs(std::log2(double(a) / wanted)) < std::abs(std::log2(double(b) / wanted));
+    });
+    const size_t most = options.transfer_neighbours;
+    std::vector<int64_t> nearest(expected.begin(), expected.begin() + std::min(most, expected.size()));
+    const auto below = [&](int64_t m) { return m < wanted; };
+    if (std::all_of(nearest.begin(), nearest.end(), below) || std::none_of(nearest.begin(), nearest.end(), below)) {
+      const bool side = nearest.empty() || !below(nearest.front());
+      const auto other = std::find_if(expected.begin() + nearest.size(), expected.end(),
+                                      [&](int64_t m) { return below(m) == side; });
+      if (other != expected.end()) nearest.push_back(*other);
+    }
+    EXPECT_EQ(ranked, nearest) << "wanted M " << wanted << ", buckets " << ::testing::PrintToString(sizes);
+  }
+}
+
 // A neighbour's config re-cut for the wanted M keeps the neighbour's count of M tiles at
 // the smallest aligned size covering the wanted M, with its L1 / L0 ratio; a neighbour
 // that differs in K, or in two dims, is ranked as tuned only.

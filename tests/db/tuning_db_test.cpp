@@ -7,6 +7,7 @@
 // one ranking of records: best(), top_k(), best_records(), the lookup's best_configs(),
 // merge and batch resume's is_tuned() agree on random databases with stale records, and
 // a stale record never beats a fresh one nor counts as tuned, however fast.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -226,6 +227,45 @@ TEST(TuningDb, TwoProcessesWritingAtOnceLoseNothing) {
   auto db = TuningDb::open(path);
   EXPECT_EQ(db->records().size(), size_t{2 * kBatches * kPerBatch});
   EXPECT_TRUE(db->check().empty());
+}
+
+// Whether another process sees a lock on SQLite's shared byte range of the file at
+// `path` (SQLite's unix locking: the SHARED lock every open WAL connection holds).
+bool locked_for_another_process(const std::string& path) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    struct flock probe = {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    probe.l_start = 0x40000000 + 2;  // PENDING_BYTE + 2: the shared range
+    probe.l_len = 510;
+    ::_exit(fd >= 0 && ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A process holds SQLite's locks as POSIX locks, which it loses on any close of the file
+// (sqlite.org/howtocorrupt.html, 2.2): an open of a database the process has open
+// already (the planner's check beside its writer, the JIT's lookup beside a tuner) must
+// not read the file through a descriptor of its own. With the lock gone, another
+// process closing its last connection checkpoints and deletes the WAL this one still
+// writes into: a plan and a rerun of it on one database left it malformed.
+TEST(TuningDb, OpeningADatabaseAgainKeepsTheProcesssLockOnIt) {
+  const TempDir dir("db_lock");
+  const std::string path = dir.str() + "/t.db";
+  const std::unique_ptr<TuningDb> writer = TuningDb::open(path);
+  std::mt19937_64 rng(7);
+  writer->commit(random_records(rng, 3, 0));
+  ASSERT_TRUE(locked_for_another_process(path));
+  TuningDb::open(path, OpenMode::ReadOnly)->records();
+  EXPECT_TRUE(locked_for_another_process(path)) << "a read-only open released the writer's lock";
+  TuningDb::open(path)->commit(random_records(rng, 3, 100));
+  EXPECT_TRUE(locked_for_another_process(path)) << "a second writer's open released the first one's lock";
+  DbConfigProvider lookup(path);
+  EXPECT_TRUE(locked_for_another_process(path)) << "the lookup's open released the writer's lock";
 }
 
 TEST(TuningDb, AWriterKilledMidTransactionLeavesASoundDatabase) {
