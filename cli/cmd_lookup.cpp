@@ -104,6 +104,7 @@ nlohmann::json explanation_json(const db::LookupExplanation& e, const ConfigChoi
                           {"recut", c.recut},
                           {"predicted_ns", std::isfinite(c.predicted_ns) ? nlohmann::json(c.predicted_ns) : nullptr},
                           {"correction", c.correction},
+                          {"margin", c.margin},
                           {"served", served(choice, c)}});
   return {{"candidates", candidates}, {"margin", e.margin}, {"margin_basis", e.margin_basis},
           {"winner", choice.describe()}, {"reason", choice.reason}};
@@ -115,10 +116,10 @@ void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choic
     return;
   }
   const double fallback = e.candidates.front().predicted_ns;
-  std::cout << "transfer candidates, priced for this shape by the cost model, each neighbour's corrected by the "
-               "model's measured error on its lead over the default at its own shape (a neighbour's config is served only "
-               "when the default is predicted more than "
-            << format_number("%.1f", 100 * e.margin) << " % slower; " << e.margin_basis << "):\n";
+  std::cout << "transfer candidates, priced for this shape by the cost model, each neighbour's within an octave "
+               "corrected by the model's measured error on its lead over the default at its own shape (a neighbour's "
+               "config is served only when the default is predicted slower by more than its margin: "
+            << format_number("%.1f", 100 * e.margin) << " %, " << e.margin_basis << "):\n";
   std::vector<std::vector<std::string>> rows;
   for (const db::TransferCandidate& c : e.candidates) {
     const bool finite = std::isfinite(c.predicted_ns);
@@ -126,9 +127,10 @@ void print_explanation(const db::LookupExplanation& e, const ConfigChoice& choic
                     finite ? format_ns(c.predicted_ns) : "does not fit",
                     finite && c.from_shape ? format_number("%+.1f %%", 100 * (c.predicted_ns / fallback - 1)) : "",
                     c.correction != 1 ? format_number("x%.3f", c.correction) : "",
-                    served(choice, c) ? "served" : "", c.config.to_string()});
+                    c.from_shape ? format_number("%.1f %%", 100 * c.margin) : "", served(choice, c) ? "served" : "",
+                    c.config.to_string()});
   }
-  print_table(std::cout, {"candidate", "predicted", "vs default", "corrected", "", "config"}, rows);
+  print_table(std::cout, {"candidate", "predicted", "vs default", "corrected", "margin", "", "config"}, rows);
   std::cout << "winner: " << choice.describe() << "\n";
 }
 

@@ -48,6 +48,16 @@ struct Tuned {
   // own shape, as a factor on its predicted time (BestConfigs::Entry::own_lead_error); 1
   // without that evidence.
   double lead_correction = 1;
+  // The model's errors on this key's leads over the default (BestConfigs::Entry::lead_errors):
+  // what a transfer ranking this record's config learns its margin from.
+  std::vector<float> lead_errors;
+};
+
+// How much slower than a neighbour's config the model must predict the default for a
+// transfer to serve that config, and what it was learned from.
+struct Margin {
+  double fraction = 0;
+  std::string basis;
 };
 
 // A neighbour's measured lead error as the factor a transfer multiplies the config's
@@ -176,33 +186,68 @@ std::optional<TileConfig> recut(const TileConfig& c, const Shape& from, const Sh
   return out;
 }
 
+// Whether `to_config` cuts `to` into as many Cube tiles as `from_config` cut `from`,
+// in the one dim (M or N) the shapes differ in: then the tasks and waves are the same,
+// and what the model misjudged at `from` speaks for `to` (TransferCandidate::near). A
+// re-cut aims at the same count (alignment can leave it one short). Without a Cube tile
+// or such a dim: whether the shapes are within an octave (Index::kCorrectionReach's
+// measure).
+bool same_cut(const TileConfig& from_config, const Shape& from, const TileConfig& to_config, const Shape& to,
+              const OpDef& op) {
+  const std::optional<size_t> dim = sole_difference(from, to);
+  if (!from_config.cube || !to_config.cube || !dim || from.size() != op.dims.size() ||
+      (op.dims[*dim] != "M" && op.dims[*dim] != "N"))
+    return ShapeIndex::distance(from, to) <= 1;
+  const auto tiles = [&](const TileConfig& c, const Shape& s) {
+    const int64_t l1 = op.dims[*dim] == "M" ? c.cube->mL1 : c.cube->nL1;
+    return l1 > 0 ? ceil_div(s[*dim], l1) : 0;
+  };
+  return tiles(from_config, from) == tiles(to_config, to);
+}
+
+// What a transfer's candidates are ranked with: `near` for the configs of neighbours
+// within an octave of the wanted shape (TransferCandidate::near), `far` for the others.
+struct Margins {
+  Margin near, far;
+  const Margin& of(const TransferCandidate& c) const { return c.near ? near : far; }
+};
+
 // Of a transfer's candidates (the op's default first, then the neighbours' configs
 // nearest first, each with its predicted time for the wanted shape), the answer: the
-// fastest neighbour's config where the model predicts the default more than `margin`
-// slower (its error on the op: closer than that, the ranking is a coin toss), else the
-// default, saying why. Ties keep the default, then the nearer shape.
-ConfigChoice rank_transfer(const std::vector<TransferCandidate>& candidates, double margin,
-                           const std::string& margin_basis) {
+// fastest neighbour's config where the model predicts the default slower by more than
+// that config's margin (the model's error: closer than that, the ranking is a coin
+// toss), else the default, saying why. Ties keep the default, then the nearer shape.
+ConfigChoice rank_transfer(const std::vector<TransferCandidate>& candidates, const Margins& margins) {
   const auto neighbours = static_cast<size_t>(
       std::count_if(candidates.begin(), candidates.end(), [](const TransferCandidate& c) { return c.from_shape && !c.recut; }));
-  size_t best = 0;
-  for (size_t i = 1; i < candidates.size(); ++i)
-    if (candidates[i].predicted_ns < candidates[best].predicted_ns) best = i;
+  // +inf: the default does not fit
+  const auto advantage = [&](const TransferCandidate& c) { return candidates.front().predicted_ns / c.predicted_ns - 1; };
+  size_t fastest = 0, served = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    const TransferCandidate& c = candidates[i];
+    if (c.predicted_ns < candidates[fastest].predicted_ns) fastest = i;
+    if (advantage(c) > margins.of(c).fraction && (served == 0 || c.predicted_ns < candidates[served].predicted_ns))
+      served = i;
+  }
   ConfigChoice pick{candidates.front().config, ConfigSource::Default, {}, false, {}, neighbours};
-  if (best == 0) return pick;
-  const TransferCandidate& winner = candidates[best];
-  const double advantage = candidates.front().predicted_ns / winner.predicted_ns - 1;  // +inf: the default does not fit
-  const std::string margin_text = "the model's " + percent(margin) + " error margin (" + margin_basis + ")";
-  if (advantage > margin) {
+  if (fastest == 0) return pick;
+  const auto margin_text = [&](const TransferCandidate& c) {
+    return "the model's " + percent(margins.of(c).fraction) + " error margin (" + margins.of(c).basis + ")";
+  };
+  if (served != 0) {
+    const TransferCandidate& winner = candidates[served];
+    const double lead = advantage(winner);
     pick = {winner.config, ConfigSource::Transfer, winner.from_shape, false, {}, neighbours};
-    pick.reason = std::isfinite(advantage) ? "the default is predicted " + percent(advantage) + " slower, beyond " + margin_text
-                                           : "the default does not fit";
+    pick.reason = std::isfinite(lead) ? "the default is predicted " + percent(lead) + " slower, beyond " + margin_text(winner)
+                                      : "the default does not fit";
     if (winner.recut) pick.reason += "; the Cube tile re-cut for this shape";
     return pick;
   }
-  pick.reason = "the default is predicted only " + percent(advantage) + " slower than the best of " +
+  const TransferCandidate& winner = candidates[fastest];
+  const double advantage_of_best = advantage(winner);
+  pick.reason = "the default is predicted only " + percent(advantage_of_best) + " slower than the best of " +
                 std::to_string(neighbours) + " tuned neighbours' configs, from " + shape_dims(*winner.from_shape) +
-                (winner.recut ? " re-cut" : "") + ": within " + margin_text;
+                (winner.recut ? " re-cut" : "") + ": within " + margin_text(winner);
   return pick;
 }
 
@@ -222,9 +267,7 @@ struct DbConfigProvider::Index {
   struct Family {
     std::vector<size_t> members;
     std::optional<ShapeIndex> shapes;
-    std::vector<float> lead_errors;  // its records' (BestConfigs::Entry::lead_errors)
-    double margin = 0;               // what its transfers rank with (finish())
-    std::string margin_basis;
+    Margin margin;  // what its transfers rank with where their neighbours' evidence is thin (finish())
   };
   std::unordered_map<std::string, Family> family;
 
@@ -268,7 +311,8 @@ struct DbConfigProvider::Index {
     const std::string& workload_key = pools.workload_keys[e.workload];
     if (options.only_workloads && !options.only_workloads->contains(workload_key)) return;
     Tuned t{e.workload, e.config, e.target, stale_reason(e.versions),
-            static_cast<size_t>(rank - options.backends.begin()), kNone, lead_correction(e.own_lead_error)};
+            static_cast<size_t>(rank - options.backends.begin()), kNone, lead_correction(e.own_lead_error),
+            e.lead_errors};
     const std::string& fingerprint = pools.targets[e.target].fingerprint;
     const auto [first, added] = by_workload.try_emplace(workload_key, kNone);
     for (size_t i = first->second; i != kNone; i = tuned[i].next) {
@@ -285,7 +329,6 @@ struct DbConfigProvider::Index {
     first->second = tuned.size();
     Family& f = family[family_key(workload_key, shape(t).size(), fingerprint)];
     f.members.push_back(tuned.size());
-    f.lead_errors.insert(f.lead_errors.end(), e.lead_errors.begin(), e.lead_errors.end());
     tuned.push_back(std::move(t));
   }
 
@@ -319,24 +362,59 @@ struct DbConfigProvider::Index {
     }
   }
 
-  // LookupOptions::learn_margin: the 90th percentile of the family's lead errors as a
-  // fraction (never below 0: a model that promised less than it gave needs no margin),
-  // else the prior.
+  // The family's margin: learned from every lead error of its records, else the prior.
   void set_margin(Family& f) const {
-    const size_t n = f.lead_errors.size();
-    if (!options.learn_margin || n < LookupOptions::kMinLeadEvidence) {
-      f.margin = options.transfer_margin;
-      f.margin_basis = options.learn_margin ? "the prior: " + std::to_string(n) + " measured lead errors of this op, " +
-                                                  std::to_string(LookupOptions::kMinLeadEvidence) + " wanted"
-                                            : "given";
+    std::vector<float> errors;
+    for (size_t i : f.members) errors.insert(errors.end(), tuned[i].lead_errors.begin(), tuned[i].lead_errors.end());
+    const size_t n = errors.size();
+    if (const std::optional<double> learned = learned_margin(std::move(errors))) {
+      f.margin = {*learned, learned_basis(n, "of this op")};
       return;
     }
-    const size_t at = (n * 9) / 10;
-    std::nth_element(f.lead_errors.begin(), f.lead_errors.begin() + static_cast<std::ptrdiff_t>(at), f.lead_errors.end());
-    f.margin = std::min(kMaxLearnedMargin, std::max(0.0, std::expm1(static_cast<double>(f.lead_errors[at]))));
-    f.margin_basis = "learned: the 90th percentile of " + std::to_string(n) + " measured lead errors of this op";
-    f.lead_errors = {};
+    f.margin = {options.transfer_margin, options.learn_margin ? "the prior: " + std::to_string(n) +
+                                                                    " measured lead errors of this op, " +
+                                                                    std::to_string(LookupOptions::kMinLeadEvidence) +
+                                                                    " wanted"
+                                                              : "given"};
   }
+
+  // LookupOptions::learn_margin: the 90th percentile of `errors` as a fraction (never
+  // below 0: a model that promised less than it gave needs no margin); none with fewer
+  // than kMinLeadEvidence of them.
+  std::optional<double> learned_margin(std::vector<float> errors) const {
+    const size_t n = errors.size();
+    if (!options.learn_margin || n < LookupOptions::kMinLeadEvidence) return std::nullopt;
+    const size_t at = (n * 9) / 10;
+    std::nth_element(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(at), errors.end());
+    return std::min(kMaxLearnedMargin, std::max(0.0, std::expm1(static_cast<double>(errors[at]))));
+  }
+  static std::string learned_basis(size_t errors, const std::string& where) {
+    return "learned: the 90th percentile of " + std::to_string(errors) + " measured lead errors " + where;
+  }
+
+  // The margins a transfer ranking the configs of `near` uses. Near (a config that cuts
+  // the wanted shape as it cut its own: same_cut): the model's error measured at those
+  // shapes, where they hold kMinLeadEvidence lead errors, else the family's. The model is
+  // not equally wrong everywhere on an op: on the LLM matmuls its 90th percentile is
+  // 0-3 % at the small-M buckets and 15-50 % at a few large ones, and the family's pooled
+  // 7 % kept the default at 3, 12 and 77 rows of 4096,11008, 6-7 % off their tuned best.
+  // Far (a config that cuts it into another count of tiles): the larger of that and the
+  // family's, as those shapes' errors were measured on another tiling (128's m [128,128]
+  // at 300,4096,11008, three rows of tiles for its one: predicted 3.1 % faster than the
+  // default against a margin of 0.7 % learned at the neighbours, simulated 10.8 % slower;
+  // results/jit_transfer.md).
+  Margins margins_near(const Family& f, const std::vector<const Tuned*>& near) const {
+    std::vector<float> errors;
+    for (const Tuned* t : near) errors.insert(errors.end(), t->lead_errors.begin(), t->lead_errors.end());
+    const size_t n = errors.size();
+    const std::optional<double> local = learned_margin(std::move(errors));
+    Margins out{local ? Margin{*local, learned_basis(n, "at the " + std::to_string(near.size()) + " tuned shapes ranked")}
+                      : f.margin,
+                f.margin};
+    if (out.near.fraction > out.far.fraction) out.far = out.near;
+    return out;
+  }
+
   // A model wrong by more than this on an op ranks no transfer worth the risk anyway.
   static constexpr double kMaxLearnedMargin = 0.5;
 
@@ -479,22 +557,30 @@ struct DbConfigProvider::Index {
     if (near.empty()) return std::nullopt;
     std::vector<TransferCandidate> candidates(1);
     const OpDef& op = find_op(w.op);
+    const Margins margins = margins_near(f, near);
     for (const Tuned* t : near) {
-      const double k = options.correct_by_neighbour_leads && ShapeIndex::distance(shape(*t), w.shape) <= kCorrectionReach
-                           ? t->lead_correction
-                           : 1.0;
-      candidates.push_back({shape(*t), config(*t), predicted.at(t) * k, false, k});
+      const bool within = ShapeIndex::distance(shape(*t), w.shape) <= kCorrectionReach;
+      const double k = options.correct_by_neighbour_leads && within ? t->lead_correction : 1.0;
+      const auto candidate = [&](const TileConfig& c, double ns, bool recut) {
+        TransferCandidate out{shape(*t), c, ns * k, recut, k, same_cut(config(*t), shape(*t), c, w.shape, op)};
+        out.margin = margins.of(out).fraction;
+        return out;
+      };
+      candidates.push_back(candidate(config(*t), predicted.at(t), false));
       if (!options.recut_neighbours) continue;
       if (const std::optional<TileConfig> c = recut(config(*t), shape(*t), w.shape, op))
-        if (const std::optional<double> ns = price(*c)) candidates.push_back({shape(*t), *c, *ns * k, true, k});
+        if (const std::optional<double> ns = price(*c)) candidates.push_back(candidate(*c, *ns, true));
     }
     candidates.front().config = default_config(w, pricing.graph, pricing.target);
     candidates.front().predicted_ns = priced.predict_ns(candidates.front().config);
-    ConfigChoice pick = rank_transfer(candidates, f.margin, f.margin_basis);
+    ConfigChoice pick = rank_transfer(candidates, margins);
     if (explained) {
       explained->candidates = std::move(candidates);
-      explained->margin = f.margin;
-      explained->margin_basis = f.margin_basis;
+      explained->margin = margins.near.fraction;
+      explained->margin_basis = margins.near.basis;
+      if (margins.far.fraction != margins.near.fraction)
+        explained->margin_basis += "; for a config that cuts this shape into another count of tiles than its own, " +
+                                   percent(margins.far.fraction) + " (" + margins.far.basis + ")";
     }
     return pick;
   }

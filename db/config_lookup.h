@@ -21,8 +21,11 @@
 //      of that config's lead over the default at the neighbour's own shape, when the
 //      neighbour is within an octave (LookupOptions::correct_by_neighbour_leads): a
 //      neighbour's config is served only where the model predicts the
-//      default slower by more than the family's margin (the model's error on the op,
-//      measured on its records, else LookupOptions::transfer_margin: learn_margin),
+//      default slower by more than its margin (the model's error measured at the
+//      neighbours ranked where they hold enough of it, else on all the op's records,
+//      else LookupOptions::transfer_margin: learn_margin; for a config that cuts this
+//      shape into another count of tiles than its own, the larger of the first and the
+//      op's), the fastest such,
 //      else the default, saying why (ConfigChoice::reason). Each config is analyzed once,
 //      and the model priced from that summary. The nearest shape's best
 //      tiling is often not this one's (77,4096,11008 between tuned 64 and 128 rows),
@@ -79,8 +82,9 @@ struct LookupOptions {
   // suite (0-1 % for matmul, batch_matmul, softmax, layernorm, gelu;
   // results/cost_model_ranking.md) with room for the shape being one it was not ranked on.
   double transfer_margin = 0.03;
-  // Each family's margin from its own records instead (the model's measured error on
-  // that op, target and backend), where it has kMinLeadEvidence of them: the 90th
+  // The margin from the records instead (the model's measured error on that op, target
+  // and backend): those of the neighbours a transfer ranks where they hold
+  // kMinLeadEvidence lead errors, else all the op's, where they do: the 90th
   // percentile of how much more the model promised than was measured, over the configs
   // the tuner measured within 5 % of each key's best, against the default it measures
   // first (BestConfigs::Entry::lead_errors). A transfer then serves a config only where its
@@ -123,6 +127,14 @@ struct TransferCandidate {
   // default of the neighbour's config at its own shape (LookupOptions::
   // correct_by_neighbour_leads); 1 for the default and without that evidence.
   double correction = 1;
+  // Whether the config cuts the wanted shape into as many Cube tiles as the neighbour's
+  // own (in the dim, M or N, they differ in; without a Cube tile: whether the shapes are
+  // within an octave): then the margin is the one learned at the neighbours ranked.
+  bool near = false;
+  // How much slower the default must be predicted for this config to be served (0 for
+  // the default): for a near one, the margin learned at the neighbours ranked; for
+  // another, the larger of that and the op's.
+  double margin = 0;
 };
 
 // The database's answer with the ranking behind it (`pto-tune lookup --explain`).
@@ -131,8 +143,10 @@ struct LookupExplanation {
   // What a transfer ranked: the op's default first, then the neighbours' configs,
   // nearest first. Empty when no ranking took place (an exact hit, no neighbour, ...).
   std::vector<TransferCandidate> candidates;
-  double margin = 0;         // the margin the ranking used: learned or LookupOptions::transfer_margin
-  std::string margin_basis;  // where it came from, for people
+  // The margin the neighbours within an octave were ranked with (learned or
+  // LookupOptions::transfer_margin; each candidate has its own: TransferCandidate::margin).
+  double margin = 0;
+  std::string margin_basis;  // where it and the farther neighbours' came from, for people
 };
 
 class DbConfigProvider : public ConfigProvider {

@@ -412,7 +412,9 @@ TEST(ConfigLookup, ExplainListsTheRankedCandidatesAndAgreesWithChoose) {
   EXPECT_EQ(as_tuned, (std::vector<Shape>{{256, 256, 256}, {1024, 256, 256}}));
   EXPECT_EQ(as_tuned.size(), e.choice->ranked_neighbours);
   for (size_t i = 1; i < e.candidates.size(); ++i)
-    if (e.candidates[i].recut) EXPECT_EQ(e.candidates[i].from_shape, e.candidates[i - 1].from_shape);
+    if (e.candidates[i].recut) {
+      EXPECT_EQ(e.candidates[i].from_shape, e.candidates[i - 1].from_shape);
+    }
   EXPECT_TRUE(provider.explain(Workload::parse_key("matmul|256,256,256|fp16"), npu()).candidates.empty());
 }
 
@@ -584,14 +586,20 @@ std::vector<TuningRecord> lead_records(const std::string& key, size_t others, do
   return out;
 }
 
-double learned_margin(const std::vector<std::vector<TuningRecord>>& keys, LookupOptions options = {}) {
+// What a lookup of `wanted` explains on a database of `keys`.
+LookupExplanation explained_transfer(const std::vector<std::vector<TuningRecord>>& keys, LookupOptions options = {},
+                                     const std::string& wanted = "matmul|512,256,256|fp16") {
   const pto::testing::TempDir dir("lookup_margin");
   const std::string path = dir.str() + "/t.db";
   for (const auto& records : keys) TuningDb::open(path)->commit(records);
   DbConfigProvider provider(path, std::move(options));
-  const LookupExplanation e = provider.explain(Workload::parse_key("matmul|512,256,256|fp16"), npu());
+  LookupExplanation e = provider.explain(Workload::parse_key(wanted), npu());
   EXPECT_FALSE(e.candidates.empty()) << "no transfer ranking took place";
-  return e.margin;
+  return e;
+}
+
+double learned_margin(const std::vector<std::vector<TuningRecord>>& keys, LookupOptions options = {}) {
+  return explained_transfer(keys, std::move(options)).margin;
 }
 
 // The margin a transfer ranks with is the model's measured error on the op: the 90th
@@ -626,6 +634,92 @@ TEST(ConfigLookup, TheMarginIsTheModelsMeasuredErrorOnTheOpWhereThereIsEvidence)
   given.learn_margin = false;
   given.transfer_margin = 0.07;
   EXPECT_EQ(learned_margin(overpromised, given), 0.07);
+}
+
+// Where the neighbours a transfer ranks hold kMinLeadEvidence lead errors, the margin
+// of a config that cuts the wanted shape as it cut its own is the model's error
+// measured there, not the op's pooled one; another's, the larger of the two. The model
+// honest at 40, 48 and 176, overpromising at 8192 and 16384: a transfer into 44 ranks
+// 40's and 48's m [32,32] (two rows of tiles, as at 44) with no margin, 176's (six
+// rows) with the pooled 25 %. With too few errors at the ranked shapes, the op's for all.
+TEST(ConfigLookup, TheMarginIsLearnedAtTheShapesRankedWhereTheyHoldTheEvidence) {
+  LookupOptions three;
+  three.transfer_neighbours = 3;
+  three.recut_neighbours = false;
+  const auto family = [](size_t near_errors) {
+    return std::vector{lead_records("matmul|40,256,256|fp16", near_errors, 0.8, 0.8),
+                       lead_records("matmul|48,256,256|fp16", near_errors, 0.8, 0.8),
+                       lead_records("matmul|176,256,256|fp16", 2, 0.8, 0.8),
+                       lead_records("matmul|8192,256,256|fp16", 10, 0.8, 1.0),
+                       lead_records("matmul|16384,256,256|fp16", 10, 0.8, 1.0)};
+  };
+  const auto explained = [&](size_t near_errors) { return explained_transfer(family(near_errors), three, "matmul|44,256,256|fp16"); };
+  const auto margin_of = [](const LookupExplanation& e, int64_t m) {
+    for (const TransferCandidate& c : e.candidates)
+      if (c.from_shape && (*c.from_shape)[0] == m) return c.margin;
+    ADD_FAILURE() << "no candidate from " << m;
+    return -1.0;
+  };
+  const LookupExplanation local = explained(10);
+  EXPECT_NEAR(local.margin, 0, 0.01);
+  EXPECT_NEAR(margin_of(local, 40), 0, 0.01);
+  EXPECT_NEAR(margin_of(local, 48), 0, 0.01);
+  EXPECT_NEAR(margin_of(local, 176), 0.25, 0.01) << "another count of tiles: the op's";
+  EXPECT_NE(local.margin_basis.find("22 measured lead errors at the 3 tuned shapes ranked"), std::string::npos)
+      << local.margin_basis;
+  const LookupExplanation pooled = explained(5);
+  EXPECT_NEAR(pooled.margin, 0.25, 0.01);
+  EXPECT_NEAR(margin_of(pooled, 40), 0.25, 0.01);
+  EXPECT_NE(pooled.margin_basis.find("32 measured lead errors of this op"), std::string::npos) << pooled.margin_basis;
+}
+
+// `records` (lead_records') with every config but the default's set to `config`.
+std::vector<TuningRecord> with_config(std::vector<TuningRecord> records, const std::string& config) {
+  for (TuningRecord& r : records)
+    if (r.strategy != "default") r.config = TileConfig::parse(config);
+  return records;
+}
+
+// The served config is the fastest of those the default is predicted slower than by
+// more than their own margin. At 3000,4096,4096 the model prices the default at 436 us,
+// L2 grouping 4x6 at 420 us, and 8x3 over n [128,256] at 452 us. 3072's best is the
+// latter, 24 rows of tiles there as at 3000, its lead understated by the model (x0.947:
+// 428 us, 2 % faster than the default), the model honest there: of the 22 lead errors
+// at the two shapes ranked, 20 (margin 0). 16384's best is 4x6, 128 rows of tiles
+// there, the model overpromising there and at 32768 and 65536 (the op's margin 25 %).
+// 4x6 is predicted fastest, 4 % ahead of the default, inside its 25 %: 3072's config
+// is served.
+TEST(ConfigLookup, TheServedConfigIsTheFastestOfThoseBeyondTheirOwnMargin) {
+  const std::string grouped_8x3 = R"({"cube":{"m":[128,128],"k":[64,256],"n":[128,256]},"l2_group":[8,3]})";
+  const std::string grouped_4x6 = R"({"cube":{"m":[128,128],"k":[64,256],"n":[256,256]},"l2_group":[4,6]})";
+  const pto::testing::TempDir dir("lookup_margins");
+  const std::string path = dir.str() + "/t.db";
+  for (const auto& records : {with_config(lead_records("matmul|3072,4096,4096|fp16", 20, 0.93, 0.9), grouped_8x3),
+                              with_config(lead_records("matmul|16384,4096,4096|fp16", 2, 0.8, 1.0), grouped_4x6),
+                              with_config(lead_records("matmul|32768,4096,4096|fp16", 20, 0.8, 1.0), grouped_4x6),
+                              with_config(lead_records("matmul|65536,4096,4096|fp16", 20, 0.8, 1.0), grouped_4x6)})
+    TuningDb::open(path)->commit(records);
+  LookupOptions options;
+  options.transfer_neighbours = 2;
+  options.recut_neighbours = false;
+  DbConfigProvider provider(path, options);
+  const LookupExplanation e = provider.explain(Workload::parse_key("matmul|3000,4096,4096|fp16"), npu());
+  ASSERT_EQ(e.candidates.size(), 3u);
+  const TransferCandidate &fallback = e.candidates[0], &near = e.candidates[1], &far = e.candidates[2];
+  ASSERT_EQ(near.from_shape, (Shape{3072, 4096, 4096}));
+  ASSERT_EQ(far.from_shape, (Shape{16384, 4096, 4096}));
+  EXPECT_TRUE(near.near);
+  EXPECT_FALSE(far.near);
+  EXPECT_NEAR(near.margin, 0, 1e-6);
+  EXPECT_NEAR(far.margin, 0.25, 0.01);
+  // The scenario as described: far fastest but inside its margin, near beyond its own.
+  EXPECT_LT(far.predicted_ns, near.predicted_ns);
+  EXPECT_LT(fallback.predicted_ns / far.predicted_ns - 1, far.margin);
+  EXPECT_GT(fallback.predicted_ns / near.predicted_ns - 1, near.margin);
+  ASSERT_TRUE(e.choice);
+  EXPECT_EQ(e.choice->source, ConfigSource::Transfer);
+  EXPECT_EQ(e.choice->from_shape, near.from_shape);
+  EXPECT_EQ(e.choice->config, TileConfig::parse(grouped_8x3));
 }
 
 // A neighbour's config is priced for the wanted shape by the model times what the model
