@@ -104,6 +104,7 @@ nlohmann::json explanation_json(const db::LookupExplanation& e, const ConfigChoi
                           {"recut", c.recut},
                           {"predicted_ns", std::isfinite(c.predicted_ns) ? nlohmann::json(c.predicted_ns) : nullptr},
                           {"correction", c.correction},
+                          {"near", c.near},
                           {"margin", c.margin},
                           {"served", served(choice, c)}});
   return {{"candidates", candidates}, {"margin", e.margin}, {"margin_basis", e.margin_basis},
@@ -153,14 +154,17 @@ int run_lookup(const Args& args) {
        "explain with --explain)")
       ("transfer-margin", po::value<std::string>(),
        "how much faster than the op's default the cost model must predict a tuned neighbour's config for a "
-       "transfer to serve it. By default each op's own: the model's measured error on the configs tuned for it "
+       "transfer to serve it, the same for every config. By default learned from the records: the model's "
+       "measured error at the tuned shapes ranked, else on all the configs tuned for the op, and the larger of "
+       "the two for a config that cuts the shape into another count of tiles than its own "
        "(db::LookupOptions::learn_margin), else 3%; 0 serves the model's pick")
       ("no-lead-correction", po::bool_switch(),
        "rank the tuned neighbours' configs by the cost model alone; by default each one's predicted time is "
        "corrected by how far the model misjudged that config's lead over the default at its own tuned shape")
       ("explain", po::bool_switch(),
        "also list the candidates a transfer ranked for an untuned shape (the tuned neighbours' configs and the "
-       "op's default, each with the cost model's time for this shape), the winner and why")
+       "op's default, each with the cost model's time for this shape and the margin it must clear), the winner "
+       "and why")
       ("dynamic", po::value<std::string>(),
        "with --emit pypto: the op's dim (by name, e.g. M) that is pypto.DYNAMIC in the kernel; the module gets "
        "a tile set per bucket of its size and a tiles_for(shape) that picks one")

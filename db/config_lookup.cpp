@@ -205,8 +205,9 @@ bool same_cut(const TileConfig& from_config, const Shape& from, const TileConfig
   return tiles(from_config, from) == tiles(to_config, to);
 }
 
-// What a transfer's candidates are ranked with: `near` for the configs of neighbours
-// within an octave of the wanted shape (TransferCandidate::near), `far` for the others.
+// What a transfer's candidates are ranked with: `near` for the configs that cut the
+// wanted shape as they cut their own (TransferCandidate::near, same_cut), `far` for the
+// others.
 struct Margins {
   Margin near, far;
   const Margin& of(const TransferCandidate& c) const { return c.near ? near : far; }

@@ -101,6 +101,20 @@ TEST(DbCli, LookupExplainListsTheRankedCandidatesAndWhyTheWinnerWon) {
   const double fallback = candidates[0]["predicted_ns"].get<double>();
   EXPECT_EQ(j["source"], "transfer") << r.out;  // the first neighbour's tiles are far faster here than the default's
   EXPECT_GT(fallback, as_tuned[1]["predicted_ns"].get<double>() * (1 + margin));
+  // Each neighbour's config has its own margin: the explanation's where it cuts this
+  // shape as it cut its own, at least that elsewhere; the served one clears it.
+  for (const json& c : candidates) {
+    if (c["default"].get<bool>()) continue;
+    const double own = c["margin"].get<double>();
+    if (c["near"].get<bool>()) {
+      EXPECT_EQ(own, margin) << c;
+    } else {
+      EXPECT_GE(own, margin) << c;
+    }
+    if (c["served"].get<bool>()) {
+      EXPECT_GT(fallback / c["predicted_ns"].get<double>() - 1, own) << c;
+    }
+  }
   EXPECT_NE(j["reason"].get<std::string>().find("the default is predicted"), std::string::npos) << j["reason"];
   EXPECT_EQ(j["explain"]["winner"].get<std::string>().rfind("transfer 256,256,256", 0), 0u) << j["explain"]["winner"];
 
