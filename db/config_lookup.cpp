@@ -163,6 +163,22 @@ std::optional<size_t> sole_difference(const Shape& a, const Shape& b) {
   return dim;
 }
 
+// The dim, M or N of the op's signature, in which two shapes differ alone: where a Cube
+// tiling's count of tiles is what changes between them. None for another dim or more.
+std::optional<size_t> cube_line_dim(const Shape& from, const Shape& to, const OpDef& op) {
+  if (from.size() != op.dims.size()) return std::nullopt;
+  const std::optional<size_t> dim = sole_difference(from, to);
+  if (!dim || (op.dims[*dim] != "M" && op.dims[*dim] != "N")) return std::nullopt;
+  return dim;
+}
+
+// How far (ShapeIndex::distance: octaves summed over dims) a neighbour's measured
+// lead error still says something of the model's error at the wanted shape.
+// Farther, the tiling meets another count of tiles and waves: 492's error applied at
+// 6000,11008,4096 made a config served there 5 % slower than the default
+// (results/jit_transfer.md).
+constexpr double kCorrectionReach = 1;
+
 // A neighbour's config re-cut for the wanted shape (TransferCandidate::recut) when the
 // two shapes differ in M or N alone and the config has a Cube tile: the neighbour's
 // count of tiles on that dim, each the smallest aligned size covering the wanted one,
@@ -170,12 +186,13 @@ std::optional<size_t> sole_difference(const Shape& a, const Shape& b) {
 // size: the best of 300,4096,4096 on 910B1 is 256's m [128,128] re-cut to [160,160]
 // (128 would make a third, nearly empty row of tiles; results/jit_transfer.md).
 std::optional<TileConfig> recut(const TileConfig& c, const Shape& from, const Shape& to, const OpDef& op) {
-  if (!c.cube || from.size() != op.dims.size()) return std::nullopt;
-  const std::optional<size_t> dim = sole_difference(from, to);
-  if (!dim || (op.dims[*dim] != "M" && op.dims[*dim] != "N")) return std::nullopt;
+  if (!c.cube) return std::nullopt;
+  const std::optional<size_t> dim = cube_line_dim(from, to, op);
+  if (!dim) return std::nullopt;
   TileConfig out = c;
-  int64_t& l0 = op.dims[*dim] == "M" ? out.cube->mL0 : out.cube->nL0;
-  int64_t& l1 = op.dims[*dim] == "M" ? out.cube->mL1 : out.cube->nL1;
+  const bool m = op.dims[*dim] == "M";
+  int64_t& l0 = m ? out.cube->mL0 : out.cube->nL0;
+  int64_t& l1 = m ? out.cube->mL1 : out.cube->nL1;
   if (l0 <= 0 || l1 % l0 != 0) return std::nullopt;
   constexpr int64_t kAlign = 16;  // the Cube's M and N fractal side
   const int64_t ratio = l1 / l0, tiles = ceil_div(from[*dim], l1);
@@ -190,14 +207,11 @@ std::optional<TileConfig> recut(const TileConfig& c, const Shape& from, const Sh
 // in the one dim (M or N) the shapes differ in: then the tasks and waves are the same,
 // and what the model misjudged at `from` speaks for `to` (TransferCandidate::near). A
 // re-cut aims at the same count (alignment can leave it one short). Without a Cube tile
-// or such a dim: whether the shapes are within an octave (Index::kCorrectionReach's
-// measure).
+// or such a dim: whether the shapes are within kCorrectionReach.
 bool same_cut(const TileConfig& from_config, const Shape& from, const TileConfig& to_config, const Shape& to,
               const OpDef& op) {
-  const std::optional<size_t> dim = sole_difference(from, to);
-  if (!from_config.cube || !to_config.cube || !dim || from.size() != op.dims.size() ||
-      (op.dims[*dim] != "M" && op.dims[*dim] != "N"))
-    return ShapeIndex::distance(from, to) <= 1;
+  const std::optional<size_t> dim = cube_line_dim(from, to, op);
+  if (!from_config.cube || !to_config.cube || !dim) return ShapeIndex::distance(from, to) <= kCorrectionReach;
   const auto tiles = [&](const TileConfig& c, const Shape& s) {
     const int64_t l1 = op.dims[*dim] == "M" ? c.cube->mL1 : c.cube->nL1;
     return l1 > 0 ? ceil_div(s[*dim], l1) : 0;
@@ -507,13 +521,6 @@ struct DbConfigProvider::Index {
     const Shape& wanted_;
     std::set<std::pair<size_t, bool>> seen_;
   };
-
-  // How far (ShapeIndex::distance: octaves summed over dims) a neighbour's measured
-  // lead error still says something of the model's error at the wanted shape.
-  // Farther, the tiling meets another count of tiles and waves: 492's error applied at
-  // 6000,11008,4096 made a config served there 5 % slower than the default
-  // (results/jit_transfer.md).
-  static constexpr double kCorrectionReach = 1;
 
   // Shapes looked at beyond the first `most` off the line before the walk gives up on
   // finding one on it.

@@ -143,10 +143,10 @@ struct LookupExplanation {
   // What a transfer ranked: the op's default first, then the neighbours' configs,
   // nearest first. Empty when no ranking took place (an exact hit, no neighbour, ...).
   std::vector<TransferCandidate> candidates;
-  // The margin the neighbours within an octave were ranked with (learned or
+  // The margin of the configs that cut this shape as they cut their own (learned or
   // LookupOptions::transfer_margin; each candidate has its own: TransferCandidate::margin).
   double margin = 0;
-  std::string margin_basis;  // where it and the farther neighbours' came from, for people
+  std::string margin_basis;  // where it and the others' margin came from, for people
 };
 
 class DbConfigProvider : public ConfigProvider {
