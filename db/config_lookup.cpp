@@ -407,53 +407,27 @@ struct DbConfigProvider::Index {
     return "learned: the 90th percentile of " + std::to_string(errors) + " measured lead errors " + where;
   }
 
-  // The margins a transfer ranking the configs of `near` for `wanted` uses. The wide
-  // one: the model's error measured on the wanted shape's line (the shapes equal to it
-  // in every dim but one: an LLM matmul's M with its K and N), where those hold
-  // kMinLeadEvidence lead errors, else the family's. The family pools every shape of
-  // the op, and its 7 % on the LLM matmuls comes from the K,N where the model is worst:
-  // it kept the default at 1000 and 2500 of 4096,4096, 8-9 % off their tuned best,
-  // where that line's own error allowed the transfer the planner had checked on a
-  // database of that line alone (results/jit_transfer.md).
-  // Near (a config that cuts the wanted shape as it cut its own: same_cut): the model's
-  // error measured at the shapes ranked, where they hold kMinLeadEvidence lead errors,
-  // else the wide one. The model is not equally wrong everywhere on an op: on the LLM
-  // matmuls its 90th percentile is 0-3 % at the small-M buckets and 15-50 % at a few
-  // large ones, and a pooled 7 % kept the default at 3, 12 and 77 rows of 4096,11008,
-  // 6-7 % off their tuned best.
-  // Far (a config that cuts it into another count of tiles): the larger of the near and
-  // the wide one, as the errors at the shapes ranked were measured on another tiling
-  // (128's m [128,128] at 300,4096,11008, three rows of tiles for its one: predicted
-  // 3.1 % faster than the default against a margin of 0.7 % learned at the neighbours,
-  // simulated 10.8 % slower; results/jit_transfer.md).
-  Margins margins_near(const Family& f, const std::vector<const Tuned*>& near, const Shape& wanted) const {
-    const Margin wide = line_margin(f, wanted).value_or(f.margin);
+  // The margins a transfer ranking the configs of `near` uses. Near (a config that cuts
+  // the wanted shape as it cut its own: same_cut): the model's error measured at those
+  // shapes, where they hold kMinLeadEvidence lead errors, else the family's. The model is
+  // not equally wrong everywhere on an op: on the LLM matmuls its 90th percentile is
+  // 0-3 % at the small-M buckets and 15-50 % at a few large ones, and the family's pooled
+  // 7 % kept the default at 3, 12 and 77 rows of 4096,11008, 6-7 % off their tuned best.
+  // Far (a config that cuts it into another count of tiles): the larger of that and the
+  // family's, as those shapes' errors were measured on another tiling (128's m [128,128]
+  // at 300,4096,11008, three rows of tiles for its one: predicted 3.1 % faster than the
+  // default against a margin of 0.7 % learned at the neighbours, simulated 10.8 % slower;
+  // results/jit_transfer.md).
+  Margins margins_near(const Family& f, const std::vector<const Tuned*>& near) const {
     std::vector<float> errors;
     for (const Tuned* t : near) errors.insert(errors.end(), t->lead_errors.begin(), t->lead_errors.end());
     const size_t n = errors.size();
     const std::optional<double> local = learned_margin(std::move(errors));
     Margins out{local ? Margin{*local, learned_basis(n, "at the " + std::to_string(near.size()) + " tuned shapes ranked")}
-                      : wide,
-                wide};
+                      : f.margin,
+                f.margin};
     if (out.near.fraction > out.far.fraction) out.far = out.near;
     return out;
-  }
-
-  // The margin learned from the lead errors of the family's shapes on a line through
-  // `wanted`; none where they hold fewer than kMinLeadEvidence.
-  std::optional<Margin> line_margin(const Family& f, const Shape& wanted) const {
-    std::vector<float> errors;
-    size_t shapes = 0;
-    for (size_t i : f.members) {
-      const Tuned& t = tuned[i];
-      if (shape(t) == wanted || !on_line_with(shape(t), wanted)) continue;
-      errors.insert(errors.end(), t.lead_errors.begin(), t.lead_errors.end());
-      shapes += !t.lead_errors.empty();
-    }
-    const size_t n = errors.size();
-    const std::optional<double> learned = learned_margin(std::move(errors));
-    if (!learned) return std::nullopt;
-    return Margin{*learned, learned_basis(n, "at the " + std::to_string(shapes) + " tuned shapes on this shape's line")};
   }
 
   // A model wrong by more than this on an op ranks no transfer worth the risk anyway.
@@ -591,7 +565,7 @@ struct DbConfigProvider::Index {
     if (near.empty()) return std::nullopt;
     std::vector<TransferCandidate> candidates(1);
     const OpDef& op = find_op(w.op);
-    const Margins margins = margins_near(f, near, w.shape);
+    const Margins margins = margins_near(f, near);
     for (const Tuned* t : near) {
       const bool within = ShapeIndex::distance(shape(*t), w.shape) <= kCorrectionReach;
       const double k = options.correct_by_neighbour_leads && within ? t->lead_correction : 1.0;
