@@ -1,5 +1,4 @@
-// Knob neighbours: which choices of one space axis are a small step from each other, and
-// the knobs of every axis's choices (knob_table) that a step moves.
+// Knob neighbours: which choices of one space axis are a small step from each other.
 // flash_attention's attention axis (Q and KV blocks, KV split, order, preload) and its
 // stages axis (c1/c2 Cube tiles and v1/v2 rows, one list of their product) hold many
 // knobs in one list, so a step to the next index moves only the knob that varies
@@ -15,7 +14,6 @@
 #include <vector>
 
 #include "core/tile_config.h"
-#include "search/space_generator.h"
 
 namespace pto::search {
 
@@ -23,12 +21,6 @@ namespace pto::search {
 // absent attention choice).
 std::vector<int64_t> knobs_of(const std::optional<AttentionTiles>& a);
 std::vector<int64_t> knobs_of(const std::map<std::string, StageTiles>& stages);
-
-// The knobs of each choice of one axis (space_digits.h numbers the axes), in the axis's
-// order: the Cube tile's L0 and L1 sizes, the vector tile's dims, the K split's form and
-// views, the L2 group's rows and columns, the buffer count, the attention and stage
-// knobs above. Fusion and reduce choices have none.
-std::vector<std::vector<int64_t>> knob_table(const SpaceAxes& axes, size_t axis);
 
 // For each choice, the choices whose knobs differ from its own in 1..most_changed
 // places (choices with another number of knobs never match). Quadratic in the choices:

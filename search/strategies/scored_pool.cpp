@@ -218,15 +218,6 @@ std::vector<size_t> ScoredPool::best_overall(size_t max) const {
   return best_of(std::move(all), max);
 }
 
-std::optional<size_t> ScoredPool::best_measured() const {
-  std::optional<size_t> best;
-  for (size_t i = 0; i < entries_.size(); ++i)
-    if (entries_[i].state == State::Measured && entries_[i].log_measured < kInfinity &&
-        (!best || entries_[i].log_measured < entries_[*best].log_measured))
-      best = i;
-  return best;
-}
-
 std::vector<size_t> ScoredPool::pick(size_t max, size_t min_measured, std::mt19937_64& rng) const {
   if (max == 0 || fresh_ == 0) return {};
   const std::vector<size_t> ranked = best_fresh(fresh_);

@@ -42,17 +42,12 @@ class ScoredPool {
   // to the top would have to be larger than the spread of `keep` candidates. Returns
   // what the scan saw, as SpaceGenerator::for_each counts it.
   SpaceTally add_space(size_t keep);
-  // The index of a config's program in the pool, the config added first when it is
-  // feasible and new; nullopt when infeasible.
-  std::optional<size_t> find_or_add(const TileConfig& config);
   size_t size() const { return entries_.size(); }
   const TileConfig& config(size_t i) const { return entries_[i].config; }
   bool fresh(size_t i) const { return entries_[i].state == State::Fresh; }
   size_t fresh_count() const { return fresh_; }
   // Corrected log prediction, or the log of the measured time once measured.
   double log_time(size_t i) const;
-  // The analytical model's log prediction, uncorrected.
-  double log_predicted(size_t i) const { return entries_[i].log_predicted; }
 
   // Marks candidates proposed, so they are never proposed again.
   void mark_proposed(size_t i);
@@ -94,8 +89,6 @@ class ScoredPool {
   std::vector<size_t> best_fresh(size_t max) const;
   // Indices of all candidates ordered by log_time, best first (at most `max`).
   std::vector<size_t> best_overall(size_t max) const;
-  // The candidate measured fastest, if any measurement succeeded.
-  std::optional<size_t> best_measured() const;
 
  private:
   enum class State { Fresh, Proposed, Measured };
@@ -128,6 +121,7 @@ class ScoredPool {
   static std::vector<uint64_t> kept_indices(const std::vector<Glance>& glances, std::vector<uint64_t> distinct,
                                             size_t keep);
   std::optional<size_t> insert(Scored scored);
+  std::optional<size_t> find_or_add(const TileConfig& config);
   // The `max` best of `ids` by log_time, best first; ties by index.
   std::vector<size_t> best_of(std::vector<size_t> ids, size_t max) const;
   // Takes up the predictor's current correction for every candidate not measured.
