@@ -10,6 +10,7 @@
 // bad row in a sound file (written by another program) is skipped by show, export and
 // merge with a warning naming it (exit code 0; export and merge say how many).
 #include <iostream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -19,8 +20,11 @@
 #include "cost_model/format_ns.h"
 #include "core/json_list_writer.h"
 #include "core/json_read.h"
+#include "batch/batch_file.h"
+#include "core/target.h"
 #include "db/tuning_db.h"
 #include "search/imported_measurements.h"
+#include "search/tune_request.h"
 
 namespace pto::cli {
 
@@ -187,21 +191,47 @@ int import_measurements(const Args& args) {
   return 0;
 }
 
+// The workload keys of a batch file's entries, for `db merge --workloads`: an entry
+// without a dtype means the one its target= defaults to, as `pto-tune batch` tunes it.
+// A problem entry, or one that names neither, is a usage Error naming its line.
+std::set<std::string> batch_workload_keys(const std::string& path) {
+  const batch::BatchFile file = batch::read_batch_file(path);
+  if (!file.problems.empty())
+    usage_error("--workloads: " + path + " " + file.problems.front().where + ": " + file.problems.front().message);
+  std::set<std::string> keys;
+  for (batch::BatchEntry e : file.entries) {
+    if (!e.dtype_given) {
+      if (!e.target) usage_error("--workloads: " + path + " " + e.where + " names neither a dtype nor a target=");
+      e.workload.dtype = search::default_dtype(load_target(*e.target));
+    }
+    keys.insert(e.workload.key());
+  }
+  return keys;
+}
+
 int merge(const Args& args) {
   const auto [files, rest] = split_files(args);
   po::options_description options;
-  options.add_options()("into", po::value<std::string>()->required(), "the database to merge into (created when missing)");
+  options.add_options()("into", po::value<std::string>()->required(), "the database to merge into (created when missing)")(
+      "workloads", po::value<std::string>(),
+      "a batch file: merge the records of its workloads alone (a plan's buckets, without its checks)");
   const auto vm = parse_command(rest, options,
-                                {"db merge", "A.db [B.db ...] --into OUT.db",
-                                 "Merges the databases of sharded tuning jobs: for each (workload, target,\n"
-                                 "backend), the best record made under this pto-tune's versions (else the\n"
-                                 "best stale one) across the inputs and OUT joins OUT. The inputs are read\n"
-                                 "only; merging again, or in another order, gives the same result.",
-                                 "pto-tune db merge shard-*.db --into merged.db"});
+                                {"db merge", "A.db [B.db ...] --into OUT.db [--workloads FILE]",
+                                 "Merges tuning databases: every record of the inputs joins OUT, so that the\n"
+                                 "merge of sharded tuning jobs is the database one machine would have made\n"
+                                 "(the lookup learns its margins from each workload's default and near-best\n"
+                                 "records, not its best alone). --workloads keeps those of a batch file's\n"
+                                 "workloads: the buckets 'pto-tune plan' tuned and checked, from its database,\n"
+                                 "without the sizes it tuned only to check them. The inputs are read only;\n"
+                                 "merging again, or in another order, gives the same result.",
+                                 "pto-tune db merge shard-*.db --into merged.db\n"
+                                 "  pto-tune db merge plan.db --workloads llm_matmul.txt --into release.db"});
   if (!vm) return 0;
   if (files.empty()) usage_error("db merge needs at least one input database (see 'pto-tune db merge --help')");
   const std::string out = (*vm)["into"].as<std::string>();
-  const db::MergeSummary s = TuningDb::merge(files, out);
+  std::optional<std::set<std::string>> only;
+  if (vm->count("workloads")) only = batch_workload_keys((*vm)["workloads"].as<std::string>());
+  const db::MergeSummary s = TuningDb::merge(files, out, only);
   std::cout << "merged " << s.inputs << " databases into " << out << ": " << s.keys << " keys, " << s.added
             << " records added, " << s.stale << " stale" << skipped_note(s.skipped) << "\n";
   return 0;

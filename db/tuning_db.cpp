@@ -754,7 +754,8 @@ size_t TuningDb::import_records(const std::vector<TuningRecord>& records, const 
   return added;
 }
 
-MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::string& out) {
+MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::string& out,
+                             const std::optional<std::set<std::string>>& only_workloads) {
   MergeSummary summary;
   summary.inputs = inputs.size();
   // Open everything first: a bad input stops the merge before `out` changes.
@@ -762,28 +763,28 @@ MergeSummary TuningDb::merge(const std::vector<std::string>& inputs, const std::
   for (const std::string& path : inputs) sources.push_back(open(path, OpenMode::ReadOnly));
   std::unique_ptr<TuningDb> target = open(out, OpenMode::ReadWrite);
 
-  std::map<RecordKey, TuningRecord> kept;
-  auto consider = [&](TuningRecord r) {
-    const RecordKey key = r.key();
-    auto it = kept.find(key);
-    if (it == kept.end()) kept.emplace(key, std::move(r));
-    else if (search::better(r, it->second)) it->second = std::move(r);
-  };
+  std::vector<TuningRecord> merged;
   for (const auto& source : sources)
-    for (TuningRecord& r : source->best_records()) consider(std::move(r));
-  for (TuningRecord& r : target->best_records()) consider(std::move(r));
+    for (TuningRecord& r : source->records())
+      if (!only_workloads || only_workloads->contains(r.workload.key())) merged.push_back(std::move(r));
   for (const auto& source : sources) summary.skipped += source->skipped_rows();
-  summary.skipped += target->skipped_rows();
 
-  std::vector<TuningRecord> winners;
-  for (auto& [key, r] : kept) {
-    summary.stale += r.fresh() ? 0 : 1;
-    winners.push_back(std::move(r));
-  }
-  summary.keys = winners.size();
+  // Each merged key's best usable record, of the inputs and `out`: for the summary.
+  std::map<RecordKey, const TuningRecord*> best;
+  const auto consider = [&](const TuningRecord& r) {
+    if (!r.usable() || (only_workloads && !only_workloads->contains(r.workload.key()))) return;
+    const auto [it, added] = best.emplace(r.key(), &r);
+    if (!added && search::better(r, *it->second)) it->second = &r;
+  };
+  for (const TuningRecord& r : merged) consider(r);
+  const std::vector<TuningRecord> held = target->best_records();
+  summary.skipped += target->skipped_rows();
+  for (const TuningRecord& r : held) consider(r);
+  summary.keys = best.size();
+  for (const auto& [key, r] : best) summary.stale += !r->fresh();
   std::lock_guard lock(target->impl_->mutex);
   Transaction t(target->impl_->connection);
-  summary.added = target->impl_->insert_records(winners);
+  summary.added = target->impl_->insert_records(merged);
   t.commit();
   return summary;
 }

@@ -19,13 +19,14 @@
 //
 // "Fresh" below means made under today's compiler and cost-model versions
 // (search::Versions::current()). best(), top_k(), best_records(), best_configs(),
-// export and merge all rank by search::better, the one ranking of records: fresh
+// and export all rank by search::better, the one ranking of records: fresh
 // before stale, so a stale record never displaces a fresh one, however fast it is.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,7 @@ struct BestConfigs {
 
 struct MergeSummary {
   size_t inputs = 0;
-  size_t keys = 0;      // distinct (workload, target fingerprint, backend) seen
+  size_t keys = 0;      // distinct (workload, target fingerprint, backend) merged
   size_t added = 0;     // records the output did not hold yet
   size_t stale = 0;     // keys whose kept record is stale (no fresh one anywhere)
   size_t skipped = 0;   // rows of the inputs and `out` that could not be read (TuningDb::skipped_rows)
@@ -142,10 +143,14 @@ class TuningDb : public search::TuningStore {
   size_t import_records(const std::vector<search::TuningRecord>& records, const std::vector<std::string>& where);
 
   // Merges the inputs (opened read-only, never changed) into `out` (created when
-  // missing): for each key, the best fresh usable record across the inputs and `out`
-  // itself, else the best stale one, joins `out`. Idempotent and independent of the
-  // inputs' order.
-  static MergeSummary merge(const std::vector<std::string>& inputs, const std::string& out);
+  // missing): every record of the inputs joins `out`, so that the merge of sharded
+  // jobs is the database one machine would have made. The lookup learns its margins
+  // and corrections from a key's default and near-best records, not its best alone
+  // (db/config_lookup.h), and the tuner takes what is stored as measured. With
+  // `only_workloads`, the records of those workload keys alone (a plan's buckets,
+  // without its checks). Idempotent and independent of the inputs' order.
+  static MergeSummary merge(const std::vector<std::string>& inputs, const std::string& out,
+                            const std::optional<std::set<std::string>>& only_workloads = std::nullopt);
 
   // SQLite's integrity check, the foreign keys, the schema's tables and columns (and no
   // trigger or view it does not create), and every measurement row: a record the tuner

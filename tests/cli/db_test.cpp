@@ -164,6 +164,35 @@ TEST(DbCli, ShowExportImportMergeCheck) {
   EXPECT_NE(check.out.find(": ok"), std::string::npos);
 }
 
+// db merge --workloads: a batch file's workloads alone (a line without a dtype takes
+// its target's default, as batch tunes it); a bad file or a line naming neither a
+// dtype nor a target is a usage error naming it, and nothing is written.
+TEST(DbCli, MergeOfABatchFilesWorkloadsTakesTheirsAlone) {
+  const testing::TempDir dir("cli_merge_some");
+  const std::string db = seeded_db(dir);
+  for (const std::string line : {"matmul 256,256,256 fp16", "matmul 256,256,256 target=ascend910b1"}) {
+    const std::string out = dir.str() + "/only_" + std::to_string(line.size()) + ".db";
+    const Result merge = pto_tune("db merge " + quoted(db) + " --workloads " + quoted(dir.write("b.txt", line + "\n")) +
+                                  " --into " + quoted(out));
+    ASSERT_EQ(merge.exit_code, 0) << merge.err;
+    EXPECT_NE(merge.out.find("1 keys, 1 records added"), std::string::npos) << line << ": " << merge.out;
+    const json shown = json::parse(pto_tune("db show --json --db " + quoted(out)).out);
+    ASSERT_EQ(shown["best"].size(), 1u) << line;
+    EXPECT_NE(shown["best"][0].dump().find("matmul|256,256,256|fp16"), std::string::npos) << shown.dump();
+  }
+  const std::string untouched = dir.str() + "/never.db";
+  expect_usage_error("db merge " + quoted(db) + " --workloads " + quoted(dir.write("n.txt", "matmul 256,256,256\n")) +
+                         " --into " + quoted(untouched),
+                     {"n.txt", "line 1", "neither a dtype nor a target="});
+  expect_usage_error("db merge " + quoted(db) + " --workloads " + quoted(dir.write("x.txt", "nosuchop 4,4 fp16\n")) +
+                         " --into " + quoted(untouched),
+                     {"x.txt", "line 1", "nosuchop"});
+  expect_usage_error("db merge " + quoted(db) + " --workloads " + quoted(dir.str() + "/missing.txt") + " --into " +
+                         quoted(untouched),
+                     {"missing.txt"});
+  EXPECT_FALSE(std::filesystem::exists(untouched));
+}
+
 TEST(DbCli, TheDatabaseComesFromTheEnvironmentWithoutDb) {
   const testing::TempDir dir("cli_env");
   const std::string db = seeded_db(dir);
