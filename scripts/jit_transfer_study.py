@@ -5,9 +5,13 @@ For each family (an op with one dynamic dim, the others fixed: M of a matmul, so
 or norm, the sequence M of a batch_matmul, the batch of a flash_attention decode), the
 buckets of that dim up to the family's largest size are tuned into a bucket database
 with `pto-tune batch`: the powers of two (--buckets pow2), or the sizes `pto-tune plan`
-chose for a --max-loss bound (--buckets plan: its batch files, run by batch into a
-database of their own, as a release would ship them; a studied size that the plan made a
-bucket is left out, it is not between buckets); then for each size between the buckets the script asks `pto-tune lookup` what
+chose for a --max-loss bound (--buckets plan; a studied size that the plan made a
+bucket is left out, it is not between buckets). The planner's buckets ship as the plan
+tuned and checked them (--release plan-records: `pto-tune db merge` of their records from
+the plan's database, without the sizes it tuned only to check them), or tuned again by
+`pto-tune batch` into a database of their own (--release retune, as --replay does: the
+tuner's result at a size depends on what else its database holds, so these are other
+records than the ones the plan checked); then for each size between the buckets the script asks `pto-tune lookup` what
 the JIT would serve from that database, simulates the served config and the op's
 default with `pto-tune run`, and tunes the size itself (into a separate database, so
 that the lookup never sees it) for the best a search finds. Everything is simulated
@@ -110,6 +114,13 @@ def scored(row, margins):
 def summarized(rows, margins, a, buckets):
     summary = {"shapes": len(rows), "budget": a.budget, "max_m": a.max_m, "target": a.target,
                "buckets": buckets, "margins": {}}
+    if a.replay:
+        with open(a.replay) as f:
+            summary.update({k: v for k, v in json.load(f)["summary"].items() if k in ("release", "max_loss", "max_tunes")})
+    elif a.buckets == "plan":
+        summary.update({"release": a.release, "max_loss": a.max_loss, "max_tunes": a.max_tunes})
+    else:
+        summary["release"] = "retune"
     for margin in margins:
         q = [r[margin]["quality"] for r in rows]
         summary["margins"][margin] = {
@@ -151,7 +162,11 @@ def study_rows(tool, a, buckets_db, margins):
                 buckets[op, shapes] = [1 << i for i in range(largest.bit_length())]
             else:
                 buckets[op, shapes] = plan(tool, a, op, shapes, largest, attrs, f)
-    tune_buckets(tool, a, batch, buckets_db)
+    if a.buckets == "plan" and a.release == "plan-records":
+        print(f"merging the buckets' records from the plan's database ({batch})", file=sys.stderr)
+        pto(["db", "merge", os.path.join(a.work, "plan.db"), "--workloads", batch, "--into", buckets_db], tool)
+    else:
+        tune_buckets(tool, a, batch, buckets_db)
     rows = []
     for op, template, largest, attrs in families:
         for m in [m for m in BETWEEN if m < largest and m not in buckets[op, template]]:
@@ -168,19 +183,31 @@ def study_rows(tool, a, buckets_db, margins):
 
 
 def replay_rows(tool, a, buckets_db, margins):
-    """Tunes the buckets a study recorded (--replay) and asks the lookup again for each of its shapes,
-    scored against the best the study's tunes found."""
+    """Makes the buckets a study recorded (--replay) again, as it made them, and asks the lookup again for each
+    of its shapes, scored against the best the study's tunes found. Planner buckets shipped as the plan's
+    records are planned again (the same buckets, or the replay says how they differ); others are tuned again."""
     with open(a.replay) as f:
         recorded = json.load(f)
-    a.budget, a.max_m, a.target = (recorded["summary"][k] for k in ("budget", "max_m", "target"))
+    summary = recorded["summary"]
+    a.budget, a.max_m, a.target = (summary[k] for k in ("budget", "max_m", "target"))
     attrs_of = {(op, template): attrs for op, template, _, attrs in FAMILIES}
     batch = os.path.join(a.work, "buckets.txt")
     with open(batch, "w") as f:
-        for family, sizes in recorded["summary"]["buckets"].items():
+        for family, sizes in summary["buckets"].items():
             op, template = family.split(" ")
-            for size in sizes:
-                f.write(f"{op} {template.format(size)} fp16 {attrs_of[op, template]}\n")
-    tune_buckets(tool, a, batch, buckets_db)
+            if summary.get("release") == "plan-records":
+                a.max_loss, a.max_tunes = summary["max_loss"], summary["max_tunes"]
+                largest = max(sizes)
+                planned = plan(tool, a, op, template, largest, attrs_of[op, template], f)
+                if planned != sizes:
+                    sys.exit(f"replay: the plan of {family} chose {planned}, the study {sizes}")
+            else:
+                for size in sizes:
+                    f.write(f"{op} {template.format(size)} fp16 {attrs_of[op, template]}\n")
+    if summary.get("release") == "plan-records":
+        pto(["db", "merge", os.path.join(a.work, "plan.db"), "--workloads", batch, "--into", buckets_db], tool)
+    else:
+        tune_buckets(tool, a, batch, buckets_db)
     rows = []
     for old in recorded["shapes"]:
         op, shapes, attrs = old["op"], old["shapes"], old["attrs"]
@@ -189,7 +216,7 @@ def replay_rows(tool, a, buckets_db, margins):
                "tuned_ns": old["best_ns"]}
         row.update(served_rows(tool, a, op, shapes, attrs, buckets_db, margins))
         rows.append(scored(row, margins))
-    return rows, recorded["summary"]["buckets"]
+    return rows, summary["buckets"]
 
 
 def tune_buckets(tool, a, batch, buckets_db):
@@ -209,6 +236,9 @@ def main():
     p.add_argument("--buckets", choices=["pow2", "plan"], default="pow2",
                    help="the buckets: the powers of two, or those `pto-tune plan` chooses for --max-loss")
     p.add_argument("--max-loss", default="2%", help="with --buckets plan: the plan's bound")
+    p.add_argument("--release", choices=["plan-records", "retune"], default="plan-records",
+                   help="with --buckets plan: ship the buckets' records the plan made and checked, or tune the "
+                        "buckets again into a fresh database")
     p.add_argument("--max-tunes", type=int, default=40, help="with --buckets plan: its tune limit per family")
     p.add_argument("--families", default="",
                    help="only the families whose 'op shapes' contain one of these comma-separated words, e.g. batch_matmul")
