@@ -115,7 +115,9 @@ int export_configs(const Args& args) {
   const auto c = parse_file_command(args, options,
                                     {"db export", "FILE.json [--op OP] [--db PATH]",
                                      "Writes the best record per key as versioned JSON (format\n"
-                                     "\"pto-tune-configs\"): what a release ships for the JIT to look up.",
+                                     "\"pto-tune-configs\"): what a release ships for the JIT to look up;\n"
+                                     "with each key's default and near-best records, which the lookup learns\n"
+                                     "its transfer margin and corrections from.",
                                      "pto-tune db export release-configs.json --db merged.db"});
   if (!c) return 0;
   const std::string op = op_filter_from(c->vm);

@@ -387,7 +387,7 @@ class LeadTally {
     const double measured = s.real(5), predicted = s.real(11);
     if (!fresh || !(measured > 0) || !(predicted > 0) || !std::isfinite(predicted)) return;
     Leads& leads = keys_[key];
-    if (s.text_view(8) == "default") leads.baseline = {measured, predicted};
+    if (s.text_view(8) == kDefaultStrategy) leads.baseline = {measured, predicted};
     else leads.others.push_back({s.integer(0), measured, predicted});
   }
 
@@ -415,6 +415,8 @@ class LeadTally {
   }
 
   static constexpr double kNearBest = 1.05;
+  // The strategy label of the default's record, which the tuner measures first.
+  static constexpr std::string_view kDefaultStrategy = "default";
 
  private:
   struct Other {
@@ -715,10 +717,36 @@ BestConfigs TuningDb::best_configs() {
   return out;
 }
 
+namespace {
+
+// `best` (one record per key) and, of `all`, the rows LeadTally reads for those keys:
+// the default's and the fresh usable ones within kNearBest of the key's best other.
+std::vector<TuningRecord> with_lookup_evidence(std::vector<TuningRecord> best, const std::vector<TuningRecord>& all) {
+  const auto evidence = [](const TuningRecord& r) { return r.fresh() && r.usable(); };
+  std::map<RecordKey, double> fastest_other;  // per key of `best`
+  for (const TuningRecord& r : best) fastest_other.emplace(r.key(), std::numeric_limits<double>::infinity());
+  for (const TuningRecord& r : all) {
+    const auto it = fastest_other.find(r.key());
+    if (it != fastest_other.end() && evidence(r) && r.strategy != LeadTally::kDefaultStrategy)
+      it->second = std::min(it->second, r.time_ns());
+  }
+  std::set<std::string> shipped;
+  for (const TuningRecord& r : best) shipped.insert(r.to_json().dump());
+  for (const TuningRecord& r : all) {
+    const auto it = fastest_other.find(r.key());
+    if (it == fastest_other.end() || !evidence(r)) continue;
+    const bool near = r.strategy == LeadTally::kDefaultStrategy || r.time_ns() <= LeadTally::kNearBest * it->second;
+    if (near && shipped.insert(r.to_json().dump()).second) best.push_back(r);
+  }
+  return best;
+}
+
+}  // namespace
+
 size_t TuningDb::export_json(const std::string& file, const std::string& op) {
   const Versions now = Versions::current();
   refuse_output_onto_input(file, location(), "the export file", "the database");
-  const std::vector<TuningRecord> best = best_records(op);
+  const std::vector<TuningRecord> best = with_lookup_evidence(best_records(op), records(op));
   std::ostringstream text;
   JsonListWriter records(text,
                          {{"format", "pto-tune-configs"},

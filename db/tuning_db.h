@@ -127,7 +127,10 @@ class TuningDb : public search::TuningStore {
   // read and parsed once.
   BestConfigs best_configs();
 
-  // Writes best_records(op) as versioned JSON:
+  // Writes best_records(op) as versioned JSON, with the records the lookup learns its
+  // transfer margin and corrections from (each key's default and its fresh records
+  // within 5 % of its best: BestConfigs::Entry::lead_errors), so that a database the
+  // export is imported into serves the transfers the exported one did:
   //   {"format":"pto-tune-configs","version":1,"compiler":..,"cost_model":..,"records":[..]}
   // each record as TuningRecord::to_json. Returns how many were written. Io Error when
   // the file cannot be written.

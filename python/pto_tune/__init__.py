@@ -157,9 +157,10 @@ class Database(_Database):
 
     best(op, shapes, ...) -> dict | None: the best record of a workload.
     records(op=None) -> iterator of dicts: every record, of one op or all.
-    export(path): the best record per key as versioned JSON; import_json(path) adds
-    such a file's records; commit(records) stores record dicts; merge(paths): adds other
-    databases' records (shards of a batch job), keeping the best per key.
+    export(path): the best record per key as versioned JSON, with the default's and the
+    near-best records the lookup learns from; import_json(path) adds such a file's
+    records; commit(records) stores record dicts; merge(paths): adds every record of
+    other databases (shards of a batch job).
     """
 
 

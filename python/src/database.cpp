@@ -103,8 +103,9 @@ void bind_database(py::module_& m) {
            "An iterator over every stored measurement (failures included) as dicts, in the\n"
            "order stored; of one op when op is given.")
       .def("export", &Database::export_to, py::arg("path"),
-           "Writes the best record per key as versioned JSON (what a release ships); returns\n"
-           "how many records it wrote.")
+           "Writes the best record per key as versioned JSON (what a release ships), with each\n"
+           "key's default and near-best records (what the lookup learns its transfer margin\n"
+           "from); returns how many records it wrote.")
       .def("import_json", &Database::import_from, py::arg("path"),
            "Adds the records of an export file, all or none; returns how many were new.")
       .def("commit", &Database::commit, py::arg("records"),
@@ -113,8 +114,9 @@ void bind_database(py::module_& m) {
            "(a workload the op library builds, a known backend, a positive time, a config that\n"
            "fits its built-in target), a UsageError naming records[i] otherwise.")
       .def("merge", &Database::merge, py::arg("paths"),
-           "Merges other databases (shards of a batch job; never changed) into this one,\n"
-           "keeping the best record per key; returns {inputs, keys, added, stale}.");
+           "Merges other databases (shards of a batch job; never changed) into this one:\n"
+           "every record of theirs, as one machine would have stored them; returns {inputs,\n"
+           "keys, added, stale}.");
 }
 
 }  // namespace pto::python

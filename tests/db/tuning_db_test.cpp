@@ -509,7 +509,7 @@ TEST(TuningDb, ExportImportRoundTrip) {
   std::mt19937_64 rng(11);
   a->commit(random_records(rng, 120));
   const size_t exported = a->export_json(dir.str() + "/configs.json");
-  EXPECT_EQ(exported, a->best_records().size());
+  EXPECT_GE(exported, a->best_records().size());
   const nlohmann::json j = nlohmann::json::parse(file_bytes(dir.str() + "/configs.json"));
   EXPECT_EQ(j["format"], "pto-tune-configs");
   EXPECT_EQ(j["version"], kExportFormatVersion);
@@ -518,7 +518,9 @@ TEST(TuningDb, ExportImportRoundTrip) {
   EXPECT_EQ(b->import_json(dir.str() + "/configs.json"), exported);
   EXPECT_EQ(as_json(b->best_records()), as_json(a->best_records()));
   EXPECT_EQ(b->import_json(dir.str() + "/configs.json"), 0u) << "a second import adds nothing";
-  EXPECT_EQ(a->export_json(dir.str() + "/softmax.json", "softmax"), a->best_records("softmax").size());
+  EXPECT_GE(a->export_json(dir.str() + "/softmax.json", "softmax"), a->best_records("softmax").size());
+  EXPECT_EQ(TuningDb::open(dir.str() + "/c.db")->import_json(dir.str() + "/softmax.json"),
+            a->export_json(dir.str() + "/softmax.json", "softmax"));
 }
 
 // A release of thousands of workloads exports past the 4 MiB that config files may
@@ -654,46 +656,65 @@ TEST(TuningDb, MergeOfSomeWorkloadsTakesTheirRecordsAlone) {
   EXPECT_EQ(s.keys, TuningDb::open(dir.str() + "/out.db")->best_records().size());
 }
 
-// The lookup learns its margin and its corrections from each key's default and
-// near-best records (BestConfigs::Entry::lead_errors, own_lead_error): the merge of
-// shards gives it the same evidence as one database holding every record.
-TEST(TuningDb, AMergeOfShardsKeepsWhatTheLookupLearnsFrom) {
-  const TempDir dir("db_merge_evidence");
-  std::mt19937_64 rng(11);
+// Three shards of four matmul keys each: a default's record and three others, each
+// measured and predicted with a random spread, so that every key has lead errors
+// (BestConfigs::Entry::lead_errors) and an own one for its best.
+std::vector<std::vector<TuningRecord>> lead_evidence_shards(uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> spread(0.8, 1.2);
-  std::vector<TuningRecord> all;
-  std::vector<std::string> shards;
-  for (int shard = 0; shard < 3; ++shard) {
-    std::vector<TuningRecord> part;
-    for (int m = 1; m <= 4; ++m) {
+  std::vector<std::vector<TuningRecord>> shards(3);
+  for (size_t shard = 0; shard < shards.size(); ++shard) {
+    for (size_t m = 1; m <= 4; ++m) {
       const std::string key = "matmul|" + std::to_string(64 * (4 * shard + m)) + ",256,256|fp16";
       TuningRecord base = make_record(key, R"({"vec":[8,128]})", 1000);
       base.strategy = "default";
       base.measurement.predicted_ns = 1000 * spread(rng);
-      part.push_back(base);
+      shards[shard].push_back(base);
       for (const char* config : {R"({"vec":[16,128]})", R"({"vec":[32,128],"nbuffer":2})", R"({"vec":[64,64]})"}) {
         TuningRecord r = make_record(key, config, 900 * spread(rng));
         r.measurement.predicted_ns = 900 * spread(rng);
-        part.push_back(r);
+        shards[shard].push_back(r);
       }
     }
-    shards.push_back(dir.str() + "/shard" + std::to_string(shard) + ".db");
+  }
+  return shards;
+}
+
+// What the lookup learns from, per workload key: each best's lead errors (sorted: the
+// lookup takes a percentile of them, in whatever order they were stored) and own error.
+std::map<std::string, std::pair<std::vector<float>, std::optional<float>>> lookup_evidence(const std::string& path) {
+  const BestConfigs c = TuningDb::open(path)->best_configs();
+  std::map<std::string, std::pair<std::vector<float>, std::optional<float>>> by_key;
+  for (const BestConfigs::Entry& e : c.entries) {
+    std::vector<float> errors = e.lead_errors;
+    std::sort(errors.begin(), errors.end());
+    by_key[c.workload_keys[e.workload]] = {errors, e.own_lead_error};
+  }
+  return by_key;
+}
+
+// The lookup learns its margin and its corrections from each key's default and
+// near-best records (BestConfigs::Entry::lead_errors, own_lead_error): the merge of
+// shards gives it the same evidence as one database holding every record, and so does
+// an export imported elsewhere.
+TEST(TuningDb, AMergeOfShardsAndAnExportKeepWhatTheLookupLearnsFrom) {
+  const TempDir dir("db_merge_evidence");
+  std::vector<std::string> shards;
+  auto one = TuningDb::open(dir.str() + "/one.db");
+  for (const std::vector<TuningRecord>& part : lead_evidence_shards(11)) {
+    shards.push_back(dir.str() + "/shard" + std::to_string(shards.size()) + ".db");
     TuningDb::open(shards.back())->commit(part);
-    all.insert(all.end(), part.begin(), part.end());
+    one->commit(part);
   }
   TuningDb::merge(shards, dir.str() + "/merged.db");
-  TuningDb::open(dir.str() + "/one.db")->commit(all);
-  const auto evidence = [](const std::string& path) {
-    const BestConfigs c = TuningDb::open(path)->best_configs();
-    std::map<std::string, std::pair<std::vector<float>, std::optional<float>>> by_key;
-    for (const BestConfigs::Entry& e : c.entries) by_key[c.workload_keys[e.workload]] = {e.lead_errors, e.own_lead_error};
-    return by_key;
-  };
-  const auto merged = evidence(dir.str() + "/merged.db");
-  EXPECT_EQ(merged, evidence(dir.str() + "/one.db"));
-  ASSERT_EQ(merged.size(), 12u);
-  EXPECT_TRUE(std::all_of(merged.begin(), merged.end(), [](const auto& k) { return !k.second.first.empty(); }))
+  one->export_json(dir.str() + "/release.json");
+  TuningDb::open(dir.str() + "/imported.db")->import_json(dir.str() + "/release.json");
+  const auto want = lookup_evidence(dir.str() + "/one.db");
+  ASSERT_EQ(want.size(), 12u);
+  EXPECT_TRUE(std::all_of(want.begin(), want.end(), [](const auto& k) { return !k.second.first.empty(); }))
       << "a key without lead errors: the test shows nothing";
+  EXPECT_EQ(lookup_evidence(dir.str() + "/merged.db"), want);
+  EXPECT_EQ(lookup_evidence(dir.str() + "/imported.db"), want);
 }
 
 TEST(TuningDb, MergeNeverLetsAStaleRecordDisplaceAFreshOne) {

@@ -27,13 +27,21 @@ def test_records_are_every_measurement_as_dicts(tuned_matmul):
     assert len(list(pto_tune.Database(db).records(op="matmul"))) == len(records)
 
 
-def test_export_writes_the_best_record_per_key(tuned_matmul, tmp_path):
-    db, _ = tuned_matmul
+def test_export_writes_the_best_record_per_key_with_what_the_lookup_learns_from(tuned_matmul, tmp_path):
+    db, result = tuned_matmul
     out = tmp_path / "configs.json"
-    assert pto_tune.Database(db).export(str(out)) == 1
+    written = pto_tune.Database(db).export(str(out))
     exported = json.loads(out.read_text())
     assert exported["format"] == "pto-tune-configs"
-    assert len(exported["records"]) == 1
+    records = exported["records"]
+    assert len(records) == written
+    assert pto_tune.Config(records[0]["config"]) == result.config  # the best first
+    assert any(r["strategy"] == "default" for r in records)  # the default's, for the lookup's margin
+    assert written <= len(list(pto_tune.Database(db).records()))
+    imported = str(tmp_path / "imported.db")
+    assert pto_tune.Database(imported).import_json(str(out)) == written
+    assert pto_tune.Database(imported).best("matmul", [512, 512, 1024]) == pto_tune.Database(db).best(
+        "matmul", [512, 512, 1024])
 
 
 def test_merged_shards_serve_exact_hits(tmp_path):
