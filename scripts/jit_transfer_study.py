@@ -3,15 +3,16 @@
 
 For each family (an op with one dynamic dim, the others fixed: M of a matmul, softmax
 or norm, the sequence M of a batch_matmul, the batch of a flash_attention decode), the
-buckets of that dim up to the family's largest size are tuned into a bucket database
-with `pto-tune batch`: the powers of two (--buckets pow2), or the sizes `pto-tune plan`
-chose for a --max-loss bound (--buckets plan; a studied size that the plan made a
-bucket is left out, it is not between buckets). The planner's buckets ship as the plan
-tuned and checked them (--release plan-records: `pto-tune db merge` of their records from
-the plan's database, without the sizes it tuned only to check them), or tuned again by
-`pto-tune batch` into a database of their own (--release retune, as --replay does: the
-tuner's result at a size depends on what else its database holds, so these are other
-records than the ones the plan checked); then for each size between the buckets the script asks `pto-tune lookup` what
+buckets of that dim up to the family's largest size make a bucket database: the powers
+of two (--buckets pow2), tuned with `pto-tune batch`, or the sizes `pto-tune plan` chose
+for a --max-loss bound (--buckets plan; a studied size that the plan made a bucket is
+left out, it is not between buckets). The planner's buckets ship as the plan tuned and
+checked them (--release plan-records: `pto-tune db merge` of their records from the
+plan's database, without the sizes it tuned only to check them), or tuned again by
+`pto-tune batch` into a database of their own (--release retune: the plan's tunes start
+from the op's stored correction and a batch's do not, so these are other records than
+the ones the plan checked). --replay makes the buckets of a recorded study again the
+way it made them; then for each size between the buckets the script asks `pto-tune lookup` what
 the JIT would serve from that database, simulates the served config and the op's
 default with `pto-tune run`, and tunes the size itself (into a separate database, so
 that the lookup never sees it) for the best a search finds. Everything is simulated
