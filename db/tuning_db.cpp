@@ -382,10 +382,16 @@ class BestScan {
 // them on the LLM matmuls of results/jit_transfer.md: 21-73 %, of these: 2-4 %).
 class LeadTally {
  public:
+  // Whether a usable record says something of the model's lead: fresh, measured and
+  // predicted (an imported measurement has no prediction).
+  static bool counts(bool fresh, double measured, double predicted) {
+    return fresh && measured > 0 && predicted > 0 && std::isfinite(predicted);
+  }
+
   // Row `s` of `key` (BestScan::consider's), when `fresh`.
   void consider(const Statement& s, const BestScan::Key& key, bool fresh) {
     const double measured = s.real(5), predicted = s.real(11);
-    if (!fresh || !(measured > 0) || !(predicted > 0) || !std::isfinite(predicted)) return;
+    if (!counts(fresh, measured, predicted)) return;
     Leads& leads = keys_[key];
     if (s.text_view(8) == kDefaultStrategy) leads.baseline = {measured, predicted};
     else leads.others.push_back({s.integer(0), measured, predicted});
@@ -720,9 +726,11 @@ BestConfigs TuningDb::best_configs() {
 namespace {
 
 // `best` (one record per key) and, of `all`, the rows LeadTally reads for those keys:
-// the default's and the fresh usable ones within kNearBest of the key's best other.
+// the default's and the others within kNearBest of the key's best other.
 std::vector<TuningRecord> with_lookup_evidence(std::vector<TuningRecord> best, const std::vector<TuningRecord>& all) {
-  const auto evidence = [](const TuningRecord& r) { return r.fresh() && r.usable(); };
+  const auto evidence = [](const TuningRecord& r) {
+    return r.usable() && LeadTally::counts(r.fresh(), r.time_ns(), r.measurement.predicted_ns);
+  };
   std::map<RecordKey, double> fastest_other;  // per key of `best`
   for (const TuningRecord& r : best) fastest_other.emplace(r.key(), std::numeric_limits<double>::infinity());
   for (const TuningRecord& r : all) {

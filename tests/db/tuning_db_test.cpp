@@ -658,7 +658,7 @@ TEST(TuningDb, MergeOfSomeWorkloadsTakesTheirRecordsAlone) {
 
 // Three shards of four matmul keys each: a default's record and three others, each
 // measured and predicted with a random spread, so that every key has lead errors
-// (BestConfigs::Entry::lead_errors) and an own one for its best.
+// (BestConfigs::Entry::lead_errors), and one key an unpredicted record that is its best.
 std::vector<std::vector<TuningRecord>> lead_evidence_shards(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> spread(0.8, 1.2);
@@ -677,6 +677,11 @@ std::vector<std::vector<TuningRecord>> lead_evidence_shards(uint64_t seed) {
       }
     }
   }
+  // A measurement imported without a prediction, the fastest of its key: its best, but
+  // no evidence of the model's lead (LeadTally counts the others against their best).
+  TuningRecord imported = make_record(shards[0].front().workload.key(), R"({"vec":[8,64]})", 500);
+  imported.measurement.predicted_ns = 0;
+  shards[0].push_back(imported);
   return shards;
 }
 
