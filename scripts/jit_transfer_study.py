@@ -163,11 +163,7 @@ def study_rows(tool, a, buckets_db, margins):
                 buckets[op, shapes] = [1 << i for i in range(largest.bit_length())]
             else:
                 buckets[op, shapes] = plan(tool, a, op, shapes, largest, attrs, f)
-    if a.buckets == "plan" and a.release == "plan-records":
-        print(f"merging the buckets' records from the plan's database ({batch})", file=sys.stderr)
-        pto(["db", "merge", os.path.join(a.work, "plan.db"), "--workloads", batch, "--into", buckets_db], tool)
-    else:
-        tune_buckets(tool, a, batch, buckets_db)
+    fill_bucket_db(tool, a, batch, buckets_db, a.buckets == "plan" and a.release == "plan-records")
     rows = []
     for op, template, largest, attrs in families:
         for m in [m for m in BETWEEN if m < largest and m not in buckets[op, template]]:
@@ -191,24 +187,22 @@ def replay_rows(tool, a, buckets_db, margins):
         recorded = json.load(f)
     summary = recorded["summary"]
     a.budget, a.max_m, a.target = (summary[k] for k in ("budget", "max_m", "target"))
+    plan_records = summary.get("release") == "plan-records"
+    if plan_records:
+        a.max_loss, a.max_tunes = summary["max_loss"], summary["max_tunes"]
     attrs_of = {(op, template): attrs for op, template, _, attrs in FAMILIES}
     batch = os.path.join(a.work, "buckets.txt")
     with open(batch, "w") as f:
         for family, sizes in summary["buckets"].items():
             op, template = family.split(" ")
-            if summary.get("release") == "plan-records":
-                a.max_loss, a.max_tunes = summary["max_loss"], summary["max_tunes"]
-                largest = max(sizes)
-                planned = plan(tool, a, op, template, largest, attrs_of[op, template], f)
+            if plan_records:
+                planned = plan(tool, a, op, template, max(sizes), attrs_of[op, template], f)
                 if planned != sizes:
                     sys.exit(f"replay: the plan of {family} chose {planned}, the study {sizes}")
             else:
                 for size in sizes:
                     f.write(f"{op} {template.format(size)} fp16 {attrs_of[op, template]}\n")
-    if summary.get("release") == "plan-records":
-        pto(["db", "merge", os.path.join(a.work, "plan.db"), "--workloads", batch, "--into", buckets_db], tool)
-    else:
-        tune_buckets(tool, a, batch, buckets_db)
+    fill_bucket_db(tool, a, batch, buckets_db, plan_records)
     rows = []
     for old in recorded["shapes"]:
         op, shapes, attrs = old["op"], old["shapes"], old["attrs"]
@@ -218,6 +212,15 @@ def replay_rows(tool, a, buckets_db, margins):
         row.update(served_rows(tool, a, op, shapes, attrs, buckets_db, margins))
         rows.append(scored(row, margins))
     return rows, summary["buckets"]
+
+
+def fill_bucket_db(tool, a, batch, buckets_db, plan_records):
+    """The buckets of `batch` into `buckets_db`: their records merged from the plan's database (`plan_records`),
+    else tuned there with `pto-tune batch`."""
+    if not plan_records:
+        return tune_buckets(tool, a, batch, buckets_db)
+    print(f"merging the buckets' records from the plan's database ({batch})", file=sys.stderr)
+    pto(["db", "merge", os.path.join(a.work, "plan.db"), "--workloads", batch, "--into", buckets_db], tool)
 
 
 def tune_buckets(tool, a, batch, buckets_db):
